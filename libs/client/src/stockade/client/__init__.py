@@ -1,0 +1,3 @@
+"""Python client of prompt-api for agents."""
+
+__all__: list[str] = []

@@ -1,0 +1,36 @@
+"""stockade.guardrails: the library agents embed (input/output rails, policies, LLMRails, agent trust).
+
+Import it as ``stockade.guardrails`` (the bare name ``guardrails`` belongs to the guardrails-ai package).
+Importing this package needs no optional extra and connects to nothing.
+"""
+
+from stockade.guardrails.config import GuardrailsConfig, load_config
+from stockade.guardrails.errors import (
+    AttestationError,
+    BudgetExceededError,
+    CheckUnavailableError,
+    ConfigError,
+    GuardrailError,
+    MissingExtraError,
+    PrivilegeError,
+)
+from stockade.guardrails.verdict import Action, CheckResult, Finding, Verdict
+
+__version__ = "0.1.2"
+
+# Each area appends its public names in its own block below; keep blocks sorted and separate.
+__all__ = [
+    "Action",
+    "AttestationError",
+    "BudgetExceededError",
+    "CheckResult",
+    "CheckUnavailableError",
+    "ConfigError",
+    "Finding",
+    "GuardrailError",
+    "GuardrailsConfig",
+    "MissingExtraError",
+    "PrivilegeError",
+    "Verdict",
+    "load_config",
+]

@@ -1,0 +1,3 @@
+"""model-api: the model catalogue behind a browser console with session sign-in."""
+
+__all__: list[str] = []
