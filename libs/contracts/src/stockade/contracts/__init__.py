@@ -1,3 +1,25 @@
-"""Pydantic message schemas and the single module naming every NATS subject and stream."""
+"""stockade.contracts: pydantic message schemas and the one module (``subjects``) naming every subject."""
 
-__all__: list[str] = []
+from stockade.contracts import subjects
+from stockade.contracts.envelope import (
+    ApiKeyRevoked,
+    DbConfigActivated,
+    EventEnvelope,
+    GuardrailEventsReceived,
+    ModelChanged,
+    PromptPublished,
+    SkillPublished,
+    TrustRejected,
+)
+
+__all__ = [
+    "ApiKeyRevoked",
+    "DbConfigActivated",
+    "EventEnvelope",
+    "GuardrailEventsReceived",
+    "ModelChanged",
+    "PromptPublished",
+    "SkillPublished",
+    "TrustRejected",
+    "subjects",
+]

@@ -1,0 +1,102 @@
+"""The event envelope every bus event carries, and the v1 event schemas.
+
+Producers set ``event_id`` (UUID) and publish with ``Nats-Msg-Id = event_id`` so a retried publish is stored
+once. Consumers ignore unknown fields (``extra="ignore"``), so producers may add fields within a version.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+from stockade.contracts import subjects
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class EventEnvelope(BaseModel):
+    """Fields every event has."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    subject: ClassVar[str] = ""
+
+    event_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Unique id; the dedupe key.")
+    occurred_at: AwareDatetime = Field(default_factory=_now, description="When it happened (UTC).")
+    correlation_id: str | None = Field(default=None, description="Request or run this event belongs to.")
+    schema_version: int = Field(default=1, ge=1, description="Version of this event's schema.")
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        return value.astimezone(UTC)
+
+    def headers(self) -> dict[str, str]:
+        """NATS headers for publishing: JetStream dedupes on ``Nats-Msg-Id``."""
+        return {"Nats-Msg-Id": str(self.event_id), "Stockade-Schema-Version": str(self.schema_version)}
+
+    def to_bytes(self) -> bytes:
+        return self.model_dump_json().encode()
+
+
+class PromptPublished(EventEnvelope):
+    subject: ClassVar[str] = subjects.PROMPT_PUBLISHED
+
+    project_id: str
+    prompt_name: str
+    version: int
+    sha256: str
+    published_by: str
+
+
+class SkillPublished(EventEnvelope):
+    subject: ClassVar[str] = subjects.SKILL_PUBLISHED
+
+    project_id: str
+    skill_name: str
+    version: int
+    sha256: str
+    published_by: str
+
+
+class ModelChanged(EventEnvelope):
+    subject: ClassVar[str] = subjects.MODEL_CHANGED
+
+    db_config_id: str
+    provider: str
+    model_id: str
+    change: str = Field(description="created, updated or deleted")
+
+
+class ApiKeyRevoked(EventEnvelope):
+    subject: ClassVar[str] = subjects.APIKEY_REVOKED
+
+    key_id: str
+    owner_id: str
+
+
+class DbConfigActivated(EventEnvelope):
+    subject: ClassVar[str] = subjects.DBCONFIG_ACTIVATED
+
+    db_config_id: str
+
+
+class GuardrailEventsReceived(EventEnvelope):
+    subject: ClassVar[str] = subjects.GUARDRAIL_EVENTS
+
+    db_type: str
+    events: list[dict[str, Any]]
+
+
+class TrustRejected(EventEnvelope):
+    subject: ClassVar[str] = subjects.TRUST_REJECTED
+
+    sender: str | None
+    receiver: str
+    reason: str
+    layer: str | None = None

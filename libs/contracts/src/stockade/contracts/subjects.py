@@ -1,0 +1,114 @@
+"""Every NATS subject and JetStream stream of Stockade, named here and nowhere else.
+
+Rules (checked by tests): events are past tense and versioned, ``<domain>.<fact>.v<N>``; commands
+(request/reply) carry ``.cmd.``, ``<domain>.cmd.<verb>.v<N>``. Agent traffic is the one place where a subject
+carries an id, because NATS permissions work on subjects: senders publish to ``trust.submit.<receiver>``, only the
+trust-broker may publish to ``agent.<receiver>.inbox``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# --- events ------------------------------------------------------------------------------------------------
+PROMPT_PUBLISHED: Final = "prompt.published.v1"
+SKILL_PUBLISHED: Final = "skill.published.v1"
+MODEL_CHANGED: Final = "model.changed.v1"
+APIKEY_REVOKED: Final = "apikey.revoked.v1"
+DBCONFIG_ACTIVATED: Final = "dbconfig.activated.v1"
+GUARDRAIL_EVENTS: Final = "guardrail.events.v1"
+TRUST_REJECTED: Final = "trust.rejected.v1"
+
+EVENTS: Final[tuple[str, ...]] = (
+    PROMPT_PUBLISHED,
+    SKILL_PUBLISHED,
+    MODEL_CHANGED,
+    APIKEY_REVOKED,
+    DBCONFIG_ACTIVATED,
+    GUARDRAIL_EVENTS,
+    TRUST_REJECTED,
+)
+
+# --- commands (request/reply) ------------------------------------------------------------------------------
+MODEL_CMD_GET: Final = "model.cmd.get.v1"
+PROMPT_HEALTH: Final = "prompt.cmd.health.v1"
+MODEL_HEALTH: Final = "model.cmd.health.v1"
+GUARDRAIL_HEALTH: Final = "guardrail.cmd.health.v1"
+TRUST_HEALTH: Final = "trust.cmd.health.v1"
+TRUST_CMD_RELOAD: Final = "trust.cmd.reload.v1"
+
+COMMANDS: Final[tuple[str, ...]] = (
+    MODEL_CMD_GET,
+    PROMPT_HEALTH,
+    MODEL_HEALTH,
+    GUARDRAIL_HEALTH,
+    TRUST_HEALTH,
+    TRUST_CMD_RELOAD,
+)
+
+HEALTH_BY_SERVICE: Final[dict[str, str]] = {
+    "prompt-api": PROMPT_HEALTH,
+    "model-api": MODEL_HEALTH,
+    "guardrail-ingest": GUARDRAIL_HEALTH,
+    "trust-broker": TRUST_HEALTH,
+}
+
+# --- agent traffic (subjects carrying an agent id) ---------------------------------------------------------
+TRUST_SUBMIT_PREFIX: Final = "trust.submit"
+TRUST_SUBMIT_WILDCARD: Final = "trust.submit.*"
+AGENT_INBOX_WILDCARD: Final = "agent.*.inbox"
+TRUST_BROKER_QUEUE: Final = "trust-broker"
+
+_AGENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _check_agent_id(agent_id: str) -> str:
+    if not _AGENT_ID.fullmatch(agent_id):
+        raise ValueError(
+            f"invalid agent id {agent_id!r}: use 1-64 letters, digits, '_' or '-' (no dots or wildcards)"
+        )
+    return agent_id
+
+
+def trust_submit(receiver: str) -> str:
+    """Subject a sender publishes an attested envelope to, for ``receiver``."""
+    return f"{TRUST_SUBMIT_PREFIX}.{_check_agent_id(receiver)}"
+
+
+def agent_inbox(receiver: str) -> str:
+    """Subject only the trust-broker may publish to; ``receiver`` alone may subscribe."""
+    return f"agent.{_check_agent_id(receiver)}.inbox"
+
+
+def receiver_of_submit(subject: str) -> str:
+    """Inverse of :func:`trust_submit`; raises ValueError for any other subject."""
+    prefix = TRUST_SUBMIT_PREFIX + "."
+    if not subject.startswith(prefix):
+        raise ValueError(f"not a trust.submit subject: {subject!r}")
+    return _check_agent_id(subject[len(prefix) :])
+
+
+# --- JetStream streams: durable, one per domain ------------------------------------------------------------
+STREAMS: Final[dict[str, tuple[str, ...]]] = {
+    "PROMPTS": (PROMPT_PUBLISHED, SKILL_PUBLISHED),
+    "MODELS": (MODEL_CHANGED, DBCONFIG_ACTIVATED),
+    "IDENTITY": (APIKEY_REVOKED,),
+    "GUARDRAIL_EVENTS": (GUARDRAIL_EVENTS,),
+    "TRUST": (TRUST_REJECTED,),
+}
+
+# --- JetStream key-value buckets ---------------------------------------------------------------------------
+KV_TRUST_NONCES: Final = "trust_nonces"
+KV_RATE_LIMITS: Final = "guardrail_rate_limits"
+
+EVENT_PATTERN: Final = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_]*)+\.v[0-9]+$")
+COMMAND_PATTERN: Final = re.compile(r"^[a-z][a-z_]*\.cmd\.[a-z][a-z_]*\.v[0-9]+$")
+
+
+def stream_for(subject: str) -> str:
+    """Name of the stream that stores ``subject``."""
+    for stream, subjects in STREAMS.items():
+        if subject in subjects:
+            return stream
+    raise KeyError(f"no stream stores {subject!r}")
