@@ -13,7 +13,10 @@ def all_subject_constants() -> dict[str, str]:
     return {
         name: value
         for name, value in vars(subjects).items()
-        if name.isupper() and isinstance(value, str) and "." in value and "*" not in value
+        if name.isupper()
+        and isinstance(value, str)
+        and "." in value
+        and "*" not in value
         and not name.endswith("_PREFIX")
     }
 
@@ -81,13 +84,19 @@ def test_envelope_normalises_to_utc_and_rejects_naive_times():
 
 
 def test_consumers_ignore_unknown_fields():
-    raw = PromptPublished(project_id="p", prompt_name="n", version=1, sha256="x", published_by="u").model_dump()
+    raw = PromptPublished(
+        project_id="p", prompt_name="n", version=1, sha256="x", published_by="u"
+    ).model_dump()
     raw["added_in_a_later_release"] = {"anything": 1}
     parsed = PromptPublished.model_validate(raw)
     assert parsed.version == 1
 
 
 def test_public_api_matches_all():
-    public = {name for name, obj in vars(contracts).items() if not name.startswith("_") and not inspect.ismodule(obj)}
+    public = {
+        name
+        for name, obj in vars(contracts).items()
+        if not name.startswith("_") and not inspect.ismodule(obj)
+    }
     public.add("subjects")
     assert set(contracts.__all__) == public
