@@ -101,8 +101,8 @@ def cmd_test(args: list[str]) -> int:
     step("ruff (format)")
     run([BIN / "ruff", "format", "--check", "."], env=env)
     step("mypy (strict on libs/)")
-    run([BIN / "mypy", "libs/contracts/src", "libs/runtime/src", "libs/identity/src", "libs/testing/src",
-         "libs/cli/src", "libs/client/src", "libs/guardrails/src"], env=env)
+    packages = ["contracts", "runtime", "identity", "guardrails", "testing", "client", "cli"]
+    run([BIN / "mypy", *(arg for p in packages for arg in ("-p", f"stockade.{p}"))], env=env)
     step("pytest (real servers; summary at the end)")
     return subprocess.call([PY, "-m", "pytest", *args], cwd=ROOT, env=env)
 
