@@ -1,0 +1,104 @@
+"""Structured JSON logging with secrets redacted.
+
+Redaction happens in the formatter, so no handler can leak: API keys (``stk_...``), bearer tokens, passwords and
+any extra field whose name looks secret are replaced by ``[REDACTED]``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+_SECRET_KEYS = re.compile(r"(api[_-]?key|password|passwd|secret|token|authorization|cookie|session)", re.I)
+_SECRET_VALUES = [
+    re.compile(r"stk_[A-Za-z0-9_]{8,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"(?i)((?:api_key|password|token|secret)=)[^&\s\"']+"),
+    re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"),
+    re.compile(r"(nats://[^:/@\s]+:)[^@\s]+(@)"),
+    re.compile(r"(postgres(?:ql)?(?:\+asyncpg)?://[^:/@\s]+:)[^@\s]+(@)"),
+]
+REDACTED = "[REDACTED]"
+_STD_ATTRS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
+def redact(text: str) -> str:
+    """Remove anything that looks like a credential from ``text``."""
+    for pattern in _SECRET_VALUES:
+        if pattern.groups == 0:
+            text = pattern.sub(REDACTED, text)
+        elif pattern.groups == 1:
+            text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
+        else:
+            text = pattern.sub(lambda m: m.group(1) + REDACTED + m.group(2), text)
+    return text
+
+
+def _clean(key: str, value: Any) -> Any:
+    if _SECRET_KEYS.search(key):
+        return REDACTED
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _clean(str(k), v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(key, v) for v in value]
+    if isinstance(value, int | float | bool) or value is None:
+        return value
+    return redact(str(value))
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, service, extras, exception."""
+
+    def __init__(self, service: str = "stockade") -> None:
+        super().__init__()
+        self.service = service
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(),
+            "level": record.levelname,
+            "logger": record.name,
+            "service": self.service,
+            "msg": redact(record.getMessage()),
+        }
+        for key, value in vars(record).items():
+            if key not in _STD_ATTRS and not key.startswith("_"):
+                out[key] = _clean(key, value)
+        if record.exc_info:
+            out["exc"] = redact(self.formatException(record.exc_info))
+        return json.dumps(out, default=str)
+
+
+class RedactingFormatter(logging.Formatter):
+    """Human-readable lines, same redaction."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
+def configure_logging(service: str, level: str = "INFO", json_format: bool = True) -> None:
+    """Install one stderr handler on the root logger (idempotent)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        JsonFormatter(service)
+        if json_format
+        else RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    )
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if getattr(old, "_stockade", False):
+            root.removeHandler(old)
+    handler._stockade = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    # uvicorn's access log would print query strings (api_key=...): route it through our redaction.
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        lg = logging.getLogger(name)
+        lg.handlers = []
+        lg.propagate = True

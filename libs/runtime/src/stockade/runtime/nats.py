@@ -1,0 +1,98 @@
+"""NATS connection: connect with retries at startup, drain gracefully on shutdown, answer health requests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import nats
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+
+from stockade.runtime.settings import NatsSettings
+
+log = logging.getLogger(__name__)
+
+
+class NatsUnavailableError(RuntimeError):
+    """NATS could not be reached within the startup budget."""
+
+
+async def connect_nats(settings: NatsSettings, *, name: str = "stockade") -> NatsClient:
+    """Connect, retrying until ``settings.startup_wait_s`` runs out; then keep reconnecting forever."""
+    deadline = time.monotonic() + settings.startup_wait_s
+    options: dict[str, Any] = {
+        "servers": settings.servers(),
+        "name": name,
+        "connect_timeout": settings.connect_timeout_s,
+        "allow_reconnect": True,
+        "max_reconnect_attempts": -1,
+        "reconnect_time_wait": 0.5,
+    }
+    if settings.user:
+        options["user"] = settings.user
+        options["password"] = settings.password.get_secret_value() if settings.password else None
+    if settings.creds_file:
+        options["user_credentials"] = str(settings.creds_file)
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await nats.connect(**options)
+        except Exception as exc:
+            if time.monotonic() >= deadline:
+                raise NatsUnavailableError(
+                    f"cannot reach NATS at {', '.join(settings.servers())} after {attempt} attempts ({exc}); "
+                    "start it (stockade up starts one) or set the service's NATS__URL"
+                ) from exc
+            await asyncio.sleep(min(0.2 * attempt, 1.0))
+
+
+async def drain(nc: NatsClient, timeout_s: float = 10.0) -> None:
+    """Finish in-flight messages and close; never hang longer than ``timeout_s``."""
+    if nc.is_closed:
+        return
+    try:
+        await asyncio.wait_for(nc.drain(), timeout=timeout_s)
+    except (TimeoutError, Exception) as exc:  # drain failing must not block shutdown
+        log.warning("NATS drain did not finish cleanly: %s", exc)
+        if not nc.is_closed:
+            await nc.close()
+
+
+@asynccontextmanager
+async def nats_lifespan(settings: NatsSettings, *, name: str) -> AsyncIterator[NatsClient]:
+    nc = await connect_nats(settings, name=name)
+    try:
+        yield nc
+    finally:
+        await drain(nc, settings.drain_timeout_s)
+
+
+async def serve_health(
+    nc: NatsClient, subject: str, service: str, probe: Callable[[], dict[str, Any]] | None = None
+) -> Any:
+    """Answer ``subject`` requests with ``{"status": "ok", "service": ...}`` (queue group per service)."""
+
+    async def handler(msg: Msg) -> None:
+        body: dict[str, Any] = {"status": "ok", "service": service}
+        if probe is not None:
+            body.update(probe())
+        await msg.respond(json.dumps(body).encode())
+
+    return await nc.subscribe(subject, queue=f"{service}-health", cb=handler)
+
+
+def install_stop_signals(stop: asyncio.Event) -> None:
+    """SIGTERM and SIGINT set ``stop`` so the caller can drain and exit cleanly."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # non-main thread or Windows
+            loop.add_signal_handler(sig, stop.set)

@@ -1,0 +1,65 @@
+"""Settings base every service extends: one env prefix per service, nested NATS, DB, HTTP and log settings.
+
+``PROMPT_API_DB__URL=postgresql+asyncpg://...`` sets ``settings.db.url`` of prompt-api (nested with ``__``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+STATE_DIR = Path(".stockade")
+DEFAULT_SQLITE_URL = f"sqlite+aiosqlite:///./{STATE_DIR}/stockade.db"
+DEFAULT_NATS_URL = "nats://127.0.0.1:14222"
+
+
+class NatsSettings(BaseModel):
+    """Connection to the NATS server (JetStream enabled)."""
+
+    url: str = Field(default=DEFAULT_NATS_URL, description="nats:// URL; several servers comma-separated.")
+    user: str | None = Field(default=None, description="NATS user (least-privilege per service).")
+    password: SecretStr | None = Field(default=None, description="NATS password.")
+    creds_file: Path | None = Field(default=None, description="NATS .creds file (decentralised auth).")
+    connect_timeout_s: float = Field(default=2.0, gt=0, description="Timeout of one connection attempt.")
+    startup_wait_s: float = Field(default=20.0, ge=0, description="How long startup retries before failing.")
+    drain_timeout_s: float = Field(default=10.0, gt=0, description="Graceful drain budget on shutdown.")
+
+    def servers(self) -> list[str]:
+        return [u.strip() for u in self.url.split(",") if u.strip()]
+
+
+class DatabaseSettings(BaseModel):
+    """The relational database: SQLite (embedded default) or PostgreSQL via asyncpg."""
+
+    url: str = Field(
+        default=DEFAULT_SQLITE_URL, description="SQLAlchemy URL; postgresql:// and sqlite:// accepted."
+    )
+    echo: bool = Field(default=False, description="Log SQL statements (never enable in production).")
+    pool_size: int = Field(default=5, ge=1, description="PostgreSQL connection pool size.")
+    max_overflow: int = Field(default=5, ge=0, description="Extra PostgreSQL connections under load.")
+
+
+class HttpSettings(BaseModel):
+    """Where an HTTP service listens."""
+
+    host: str = Field(default="127.0.0.1", description="Bind address.")
+    port: int = Field(default=8000, ge=0, le=65535, description="TCP port (0 picks a free one).")
+
+
+class LogSettings(BaseModel):
+    level: str = Field(default="INFO", description="Root log level.")
+    json_format: bool = Field(default=True, description="One JSON object per line (False: human-readable).")
+
+
+class ServiceSettings(BaseSettings):
+    """Base of every service's settings. Subclasses set ``env_prefix`` and the default HTTP port."""
+
+    model_config = SettingsConfigDict(env_nested_delimiter="__", extra="ignore")
+
+    service_name: str = Field(default="stockade", description="Name used in logs and health answers.")
+    nats: NatsSettings = Field(default_factory=NatsSettings)
+    db: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
