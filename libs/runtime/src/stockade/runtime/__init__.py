@@ -1,5 +1,6 @@
 """stockade.runtime: what every service repeats otherwise (settings, DB engine, NATS, logging, health)."""
 
+from stockade.runtime.app import ServiceState, create_service_app
 from stockade.runtime.db import create_engine, normalise_url, session_factory
 from stockade.runtime.errors import error_body, error_response, install_error_handlers
 from stockade.runtime.health import database_check, health_router, nats_check
@@ -20,9 +21,11 @@ __all__ = [
     "NatsSettings",
     "NatsUnavailableError",
     "ServiceSettings",
+    "ServiceState",
     "configure_logging",
     "connect_nats",
     "create_engine",
+    "create_service_app",
     "database_check",
     "drain",
     "error_body",

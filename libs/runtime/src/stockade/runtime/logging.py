@@ -23,7 +23,11 @@ _SECRET_VALUES = [
     re.compile(r"(postgres(?:ql)?(?:\+asyncpg)?://[^:/@\s]+:)[^@\s]+(@)"),
 ]
 REDACTED = "[REDACTED]"
-_STD_ATTRS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+_STD_ATTRS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "color_message",
+}
 
 
 def redact(text: str) -> str:

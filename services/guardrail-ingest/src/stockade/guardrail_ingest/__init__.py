@@ -1,3 +1,3 @@
-"""guardrail-ingest: receives guardrail run events and fans them out to MongoDB, DynamoDB or ClickHouse."""
+"""guardrail-ingest: guardrail run events to the configured store."""
 
 __all__: list[str] = []

@@ -1,3 +1,3 @@
-"""model-api: the model catalogue behind a browser console with session sign-in."""
+"""model-api: model catalogue and console."""
 
 __all__: list[str] = []
