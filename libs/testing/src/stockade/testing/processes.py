@@ -1,0 +1,97 @@
+"""Server processes started by the harness: own process group, log file, clean stop."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from stockade.testing.ports import wait_until
+
+__all__ = ["ManagedProcess"]
+
+
+class ManagedProcess:
+    """A child process in its own session (process group), so stopping it leaves no orphans.
+
+    Output goes to ``log_path``; :meth:`log_tail` gives the end of it for error messages.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        user: str | None = None,
+        stop_signal: signal.Signals = signal.SIGTERM,
+    ) -> None:
+        self.argv = [str(a) for a in argv]
+        self.log_path = log_path
+        self.stop_signal = stop_signal
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        group: int | None = None
+        extra_groups: list[int] | None = None
+        if user is not None:
+            # Drop root: setuid/setgid in the child, no supplementary groups kept from root.
+            group, extra_groups = _primary_group(user), []
+        with open(log_path, "ab") as log:
+            self.popen = subprocess.Popen(  # noqa: S603 - argv built by the harness, no shell
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                user=user,
+                group=group,
+                extra_groups=extra_groups,
+            )
+        self.pid = self.popen.pid
+        self.pgid = self.pid  # start_new_session: the child leads its own group
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def group_alive(self) -> bool:
+        """True while any process of the group (the server or its children) still exists."""
+        try:
+            os.killpg(self.pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Signal the whole group, wait, then SIGKILL whatever is left. Idempotent."""
+        if self.group_alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pgid, self.stop_signal)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(timeout=timeout)
+            # Children of the server (e.g. PostgreSQL backends) may need a moment after the leader.
+            wait_until(lambda: not self.group_alive(), timeout=5, interval=0.05)
+            if self.group_alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.pgid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=timeout)
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def _primary_group(user: str) -> int:
+    import pwd
+
+    return pwd.getpwnam(user).pw_gid

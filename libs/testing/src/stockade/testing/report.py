@@ -1,0 +1,130 @@
+"""Which real servers a run used, where they came from, and how their tests ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+__all__ = ["SERVERS", "ServerRecord", "ServerReport", "display_url", "report_of"]
+
+# Server name -> the fixtures that use it (a test using any of them, even indirectly, counts for it).
+SERVERS: dict[str, tuple[str, ...]] = {
+    "postgres": ("postgres_url", "postgres_database"),
+    "nats": ("nats_url", "nats_client", "nats_server_factory"),
+    "clickhouse": ("clickhouse_dsn", "clickhouse_client"),
+    "dynamodb": ("dynamodb_endpoint", "dynamodb_client"),
+    "mongo": ("mongodb_url", "mongodb_client"),
+    "browser": ("chromium_executable", "browser_page"),
+}
+
+_LABELS = {
+    "postgres": "PostgreSQL",
+    "nats": "NATS",
+    "clickhouse": "ClickHouse",
+    "dynamodb": "DynamoDB",
+    "mongo": "MongoDB",
+    "browser": "Chromium",
+}
+
+
+@dataclass
+class ServerRecord:
+    """Where one server came from. ``origin`` is e.g. ``"env POSTGRES_URL"`` or ``"started locally"``."""
+
+    origin: str
+    version: str | None = None
+    address: str | None = None
+    unavailable: str | None = None
+
+    def describe(self) -> str:
+        if self.unavailable is not None:
+            return f"unavailable ({self.unavailable})"
+        parts = [self.origin]
+        if self.version:
+            parts.append(f"version {self.version}")
+        if self.address:
+            parts.append(self.address)
+        return ", ".join(parts)
+
+
+@dataclass
+class ServerReport:
+    """Collected during the run, printed by ``pytest_terminal_summary``."""
+
+    records: dict[str, ServerRecord] = field(default_factory=dict)
+    extra_servers: dict[str, list[ServerRecord]] = field(default_factory=dict)
+    tests_by_server: dict[str, set[str]] = field(default_factory=dict)
+    outcomes: dict[str, str] = field(default_factory=dict)
+
+    def record(self, server: str, record: ServerRecord) -> None:
+        self.records[server] = record
+
+    def record_extra(self, server: str, record: ServerRecord) -> None:
+        self.extra_servers.setdefault(server, []).append(record)
+
+    def note_test(self, nodeid: str, fixturenames: list[str] | tuple[str, ...]) -> list[str]:
+        """Remember which servers the test uses; return their names."""
+        used = [name for name, fixtures in SERVERS.items() if any(f in fixturenames for f in fixtures)]
+        for name in used:
+            self.tests_by_server.setdefault(name, set()).add(nodeid)
+        return used
+
+    def note_outcome(self, report: pytest.TestReport) -> None:
+        """Fold one phase report into the test's final outcome (failed > skipped > passed)."""
+        current = self.outcomes.get(report.nodeid)
+        if report.failed:
+            self.outcomes[report.nodeid] = "failed"
+        elif report.skipped and current != "failed":
+            self.outcomes[report.nodeid] = "skipped"
+        elif report.passed and report.when == "call" and current is None:
+            self.outcomes[report.nodeid] = "passed"
+
+    def summary_lines(self) -> list[str]:
+        lines = []
+        for name in SERVERS:
+            label = _LABELS[name]
+            nodeids = self.tests_by_server.get(name, set())
+            counts = {"passed": 0, "failed": 0, "skipped": 0}
+            for nodeid in nodeids:
+                outcome = self.outcomes.get(nodeid)
+                if outcome in counts:
+                    counts[outcome] += 1
+            ran = sum(counts.values())
+            record = self.records.get(name)
+            if ran == 0 and record is None:
+                lines.append(f"{label}: not used")
+                continue
+            where = record.describe() if record is not None else "not started"
+            extras = self.extra_servers.get(name, [])
+            if extras:
+                where += f"; plus {len(extras)} extra server(s) started by tests"
+            lines.append(
+                f"{label}: {where}; {ran} test(s): "
+                f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+            )
+        return lines
+
+
+_KEY = pytest.StashKey[ServerReport]()
+
+
+def report_of(config: pytest.Config) -> ServerReport:
+    """The run's :class:`ServerReport`, created on first use."""
+    if _KEY not in config.stash:
+        config.stash[_KEY] = ServerReport()
+    return config.stash[_KEY]
+
+
+def display_url(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for summaries and skip reasons)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    netloc = f"{parts.username or ''}:***@{host}"
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -1,0 +1,110 @@
+"""nats_url / nats_client / nats_server_factory against real nats-server processes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import nats
+import pytest
+from nats.errors import NoServersError
+from nats.js.errors import KeyWrongLastSequenceError
+
+
+async def test_nats_client_round_trip(nats_client) -> None:
+    sub = await nats_client.subscribe("stockade.testing.echo")
+    await nats_client.publish("stockade.testing.echo", b"hello")
+    msg = await sub.next_msg(timeout=5)
+    assert msg.data == b"hello"
+
+
+async def test_jetstream_stream_and_kv_with_unique_names(nats_client, unique_name) -> None:
+    js = nats_client.jetstream()
+    stream = unique_name("orders")
+    await js.add_stream(name=stream, subjects=[f"{stream}.>"])
+    try:
+        ack = await js.publish(f"{stream}.created", b"1", headers={"Nats-Msg-Id": "m1"})
+        dup = await js.publish(f"{stream}.created", b"1", headers={"Nats-Msg-Id": "m1"})
+        assert dup.duplicate and dup.seq == ack.seq
+        info = await js.stream_info(stream)
+        assert info.state.messages == 1
+    finally:
+        await js.delete_stream(stream)
+
+    bucket = unique_name("sessions")
+    kv = await js.create_key_value(bucket=bucket)
+    try:
+        await kv.create("k", b"v1")
+        with pytest.raises(KeyWrongLastSequenceError):
+            await kv.create("k", b"v2")
+        assert (await kv.get("k")).value == b"v1"
+    finally:
+        await js.delete_key_value(bucket)
+
+
+async def test_nats_server_version_is_known(nats_server_version) -> None:
+    assert len(nats_server_version) >= 2
+    assert nats_server_version >= (2, 9)
+
+
+AUTH_CONFIG = """
+authorization {
+  users = [
+    { user: "reader", password: "r-pass", permissions: { publish: { deny: ">" }, subscribe: { allow: "public.>" } } }
+    { user: "writer", password: "w-pass" }
+  ]
+}
+"""
+
+
+async def test_factory_server_enforces_its_config(nats_server_factory) -> None:
+    server = nats_server_factory(AUTH_CONFIG)
+    assert server.url.endswith(f":{server.port}")
+    with pytest.raises((NoServersError, nats.errors.Error, OSError)):
+        await nats.connect(
+            server.url,
+            user="reader",
+            password="wrong",
+            max_reconnect_attempts=0,
+            connect_timeout=2,
+            allow_reconnect=False,
+        )
+
+    errors: list[Exception] = []
+
+    async def on_error(exc: Exception) -> None:
+        errors.append(exc)
+
+    reader = await nats.connect(
+        server.url, user="reader", password="r-pass", error_cb=on_error, allow_reconnect=False
+    )
+    writer = await nats.connect(server.url, user="writer", password="w-pass", allow_reconnect=False)
+    try:
+        sub = await reader.subscribe("public.news")
+        await reader.flush()
+        await writer.publish("public.news", b"ok")
+        assert (await sub.next_msg(timeout=5)).data == b"ok"
+        await reader.publish("public.news", b"denied")
+        await reader.flush()
+        for _ in range(100):
+            if errors:
+                break
+            await asyncio.sleep(0.02)
+        assert any("permissions violation" in str(e).lower() for e in errors)
+        js = writer.jetstream()
+        await js.add_stream(name="factory_js", subjects=["factory.>"])
+        assert (await js.publish("factory.x", b"1")).seq == 1
+    finally:
+        await reader.close()
+        await writer.close()
+
+
+async def test_factory_server_stop_closes_the_port(nats_server_factory) -> None:
+    from stockade.testing.ports import port_open
+
+    server = nats_server_factory()
+    assert port_open("127.0.0.1", server.port)
+    assert server.version
+    server.stop()
+    assert not server.process.group_alive()
+    assert not port_open("127.0.0.1", server.port)
+    server.stop()  # idempotent
