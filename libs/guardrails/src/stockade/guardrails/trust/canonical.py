@@ -1,0 +1,31 @@
+"""Canonical JSON (RFC 8785 / JCS) for the attestation's signed fields.
+
+The signed fields are a flat object whose values are strings, integers in the IEEE-754 safe range, or null.
+For that subset RFC 8785 reduces to: members sorted by key (UTF-16 code units; our keys are ASCII so this is
+plain byte order), no whitespace, integers in shortest decimal form, strings as in ECMAScript
+``JSON.stringify`` (escape ``"`` and ``\\``, control characters as ``\\b \\f \\n \\r \\t`` or ``\\u00xx``
+lowercase, everything else raw), the whole document encoded as UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+_MAX_SAFE_INT = 2**53 - 1
+
+Scalar = str | int | None
+
+
+def canonical_json(fields: Mapping[str, Scalar]) -> bytes:
+    """Encode a flat mapping of str/int/None values as RFC 8785 canonical JSON bytes."""
+    for key, value in fields.items():
+        if not isinstance(key, str) or not key.isascii():
+            raise TypeError(f"canonical key must be an ASCII string, got {key!r}")
+        if isinstance(value, bool) or not (value is None or isinstance(value, str | int)):
+            raise TypeError(f"canonical value of {key!r} must be str, int or None")
+        if isinstance(value, int) and abs(value) > _MAX_SAFE_INT:
+            raise ValueError(f"canonical integer {key!r} is outside the IEEE-754 safe range")
+    # With ensure_ascii=False, Python's encoder escapes exactly what JCS escapes, in the same (lowercase) form.
+    text = json.dumps(dict(fields), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8")
