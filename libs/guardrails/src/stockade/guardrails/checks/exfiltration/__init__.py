@@ -1,0 +1,1 @@
+"""Data exfiltration detection (output only): secrets, bulk personal data, abnormal output patterns."""

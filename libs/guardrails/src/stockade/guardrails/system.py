@@ -1,0 +1,149 @@
+"""GuardrailSystem: the content checks of the input and output rails (spec 1, 3, 6.2).
+
+``check_input``/``check_output`` run every enabled check for that stage concurrently and return a
+:class:`~stockade.guardrails.verdict.Verdict`. They work on any string payload (model input or output, an
+agent-to-agent message), so the trust boundary can reuse them as a content validator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from stockade.guardrails.checks.base import CheckContext, ContentCheck
+from stockade.guardrails.checks.config import Stage
+from stockade.guardrails.checks.registry import CheckSlot, build_enabled
+from stockade.guardrails.checks.runner import run_checks
+from stockade.guardrails.config import GuardrailsConfig, load_config
+from stockade.guardrails.errors import GuardrailError
+from stockade.guardrails.events import EventRecorder, NullRecorder
+from stockade.guardrails.verdict import Verdict
+
+_T = TypeVar("_T")
+_SECTIONS = {"checks", "policies", "storage", "trust"}
+
+
+class GuardrailSystem:
+    """Core safety checks. Construct once per process and share it (models load once, lazily).
+
+    ``overrides`` are merged into the configuration before validation: a check name
+    (``pii={"default_action": "block"}``), a ``guardrails`` section name (``storage={"enabled": True}``), or a
+    root key (``models=[...]``).
+    """
+
+    def __init__(
+        self,
+        config: GuardrailsConfig | dict[str, Any] | str | Path | None = None,
+        *,
+        recorder: EventRecorder | None = None,
+        **overrides: Any,
+    ) -> None:
+        cfg = load_config(config)
+        if overrides:
+            cfg = _apply_overrides(cfg, overrides)
+        self.config: GuardrailsConfig = cfg
+        self.recorder: EventRecorder = recorder if recorder is not None else NullRecorder()
+        self._slots: list[CheckSlot] = build_enabled(cfg.guardrails.checks)
+
+        # --- Agent hooks (spec 1: tool authorization, rate limiting) -------------------------------------
+        # The policies work composes a ``stockade.guardrails.policies`` object here, built lazily from
+        # ``self.config.guardrails.policies`` with ``self.recorder``, and adds before_tool_call /
+        # before_request / check_tool_call_limit methods that delegate to it.
+        self.policies: Any = None
+
+    # --- checks ----------------------------------------------------------------------------------------------
+    @property
+    def checks(self) -> list[ContentCheck]:
+        return [s.check for s in self._slots]
+
+    def add_check(
+        self, check: ContentCheck, *, timeout_s: float = 5.0, fail_closed: bool | None = None
+    ) -> None:
+        """Add a check object (any :class:`ContentCheck`) next to the configured ones."""
+        self._slots.append(CheckSlot(check, timeout_s, fail_closed))
+
+    async def check_input(
+        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Verdict:
+        """Validate text going into a model. A failing check blocks unless configured fail-open."""
+        return await self._check(Stage.INPUT, text, session_id, metadata)
+
+    async def check_output(
+        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Verdict:
+        """Validate model output (includes exfiltration detection). Failure blocks or masks."""
+        return await self._check(Stage.OUTPUT, text, session_id, metadata)
+
+    def check_input_sync(
+        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Verdict:
+        return _run_sync(self.check_input(text, session_id=session_id, metadata=metadata), "check_input")
+
+    def check_output_sync(
+        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Verdict:
+        return _run_sync(self.check_output(text, session_id=session_id, metadata=metadata), "check_output")
+
+    async def warmup(self) -> None:
+        """Load models now instead of on the first check."""
+        for slot in self._slots:
+            warm = getattr(slot.check, "warmup", None)
+            if warm is not None:
+                await warm()
+
+    async def aclose(self) -> None:
+        """Close pooled connections of checks that hold them."""
+        for slot in self._slots:
+            close = getattr(slot.check, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def _check(
+        self, stage: Stage, text: str, session_id: str | None, metadata: dict[str, Any] | None
+    ) -> Verdict:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        ctx = CheckContext(
+            stage=stage, session_id=session_id, metadata=dict(metadata or {}), recorder=self.recorder
+        )
+        slots = [s for s in self._slots if stage in s.check.stages]
+        if not slots:
+            return Verdict.allow(stage.value)
+        checks_cfg = self.config.guardrails.checks
+        fail_closed = checks_cfg.fail_closed_input if stage is Stage.INPUT else checks_cfg.fail_closed_output
+        return await run_checks(slots, text, ctx, fail_closed)
+
+
+def _run_sync(coro: Coroutine[Any, Any, _T], name: str) -> _T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise GuardrailError(f"{name}_sync() was called inside a running event loop; use 'await {name}(...)'")
+
+
+def _apply_overrides(cfg: GuardrailsConfig, overrides: dict[str, Any]) -> GuardrailsConfig:
+    data = cfg.model_dump(mode="json", exclude_unset=True)
+    checks_fields = set(type(cfg.guardrails.checks).model_fields)
+    for key, value in overrides.items():
+        if key in checks_fields:
+            target = data.setdefault("guardrails", {}).setdefault("checks", {})
+        elif key in _SECTIONS:
+            target = data.setdefault("guardrails", {})
+        else:
+            target = data
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            target[key] = _deep_merge(target[key], value)
+        else:
+            target[key] = value
+    return GuardrailsConfig.from_dict(data)
+
+
+def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
