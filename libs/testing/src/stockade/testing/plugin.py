@@ -9,13 +9,26 @@ from __future__ import annotations
 
 import pytest
 
+from stockade.testing.browser import browser_page, chromium_browser, chromium_executable
+from stockade.testing.clickhouse import clickhouse_client, clickhouse_dsn
+from stockade.testing.dynamodb import dynamodb_client, dynamodb_endpoint
 from stockade.testing.markers import apply_server_markers, register_markers
+from stockade.testing.mongo import mongodb_client, mongodb_url
 from stockade.testing.names import unique_name
 from stockade.testing.nats import nats_client, nats_server_factory, nats_server_version, nats_url
 from stockade.testing.postgres import postgres_database, postgres_url
 from stockade.testing.report import report_of
 
 __all__ = [
+    "browser_page",
+    "chromium_browser",
+    "chromium_executable",
+    "clickhouse_client",
+    "clickhouse_dsn",
+    "dynamodb_client",
+    "dynamodb_endpoint",
+    "mongodb_client",
+    "mongodb_url",
     "nats_client",
     "nats_server_factory",
     "nats_server_version",

@@ -15,7 +15,7 @@ SERVERS: dict[str, tuple[str, ...]] = {
     "clickhouse": ("clickhouse_dsn", "clickhouse_client"),
     "dynamodb": ("dynamodb_endpoint", "dynamodb_client"),
     "mongo": ("mongodb_url", "mongodb_client"),
-    "browser": ("chromium_executable", "browser_page"),
+    "browser": ("chromium_executable", "chromium_browser", "browser_page"),
 }
 
 _LABELS = {
