@@ -18,6 +18,24 @@ from stockade.guardrails.errors import (
     PrivilegeError,
 )
 from stockade.guardrails.system import GuardrailSystem
+from stockade.guardrails.trust import (
+    AgentIdentity,
+    AgentRegistry,
+    AgentTrustEnforcer,
+    AgentTrustHook,
+    AttestationEnvelope,
+    AttestationResult,
+    AttestationVerifier,
+    GuardrailPolicy,
+    InMemoryNonceStore,
+    KeyRing,
+    NonceStore,
+    RejectionReason,
+    SignedMessage,
+    TrustConfig,
+    TrustLevel,
+    content_validator_from_guardrail_system,
+)
 from stockade.guardrails.verdict import Action, CheckResult, Finding, Verdict
 
 __version__ = "0.1.2"
@@ -47,4 +65,24 @@ __all__ += [
     "GuardrailSystem",
     "Stage",
     "register_check",
+]
+
+# --- agent trust (stockade.guardrails.trust; JetStreamNonceStore is imported from there, it needs nats-py) ---
+__all__ += [
+    "AgentIdentity",
+    "AgentRegistry",
+    "AgentTrustEnforcer",
+    "AgentTrustHook",
+    "AttestationEnvelope",
+    "AttestationResult",
+    "AttestationVerifier",
+    "GuardrailPolicy",
+    "InMemoryNonceStore",
+    "KeyRing",
+    "NonceStore",
+    "RejectionReason",
+    "SignedMessage",
+    "TrustConfig",
+    "TrustLevel",
+    "content_validator_from_guardrail_system",
 ]
