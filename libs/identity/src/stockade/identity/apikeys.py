@@ -1,0 +1,83 @@
+"""API key lifecycle: create (plaintext returned once), list (never the plaintext), revoke."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from stockade.identity import keys
+from stockade.identity.db_types import utcnow
+from stockade.identity.directory import find_user
+from stockade.identity.errors import InvalidInputError, NotFoundError
+from stockade.identity.models import ApiKeyCreated, ApiKeyPublic
+from stockade.identity.tables import ApiKey, Deployment, Scope
+
+
+def _public(row: ApiKey) -> ApiKeyPublic:
+    return ApiKeyPublic(
+        id=row.id,
+        owner_id=row.owner_id,
+        scope=row.scope,
+        deployment=row.deployment,
+        display=keys.display(row.id, row.last_four),
+        created_at=row.created_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+async def create_api_key(
+    session: AsyncSession,
+    user: str,
+    *,
+    scope: str | None = Scope.READ.value,
+    deployment: str = Deployment.ONPREM.value,
+    legacy: bool = False,
+) -> ApiKeyCreated:
+    """Create a key for ``user``. Hosted keys have no scope; ``legacy`` makes a key as before scopes existed."""
+    try:
+        mode = Deployment(deployment)
+    except ValueError:
+        raise InvalidInputError(f"unknown deployment {deployment!r}: use onprem or hosted") from None
+    if mode is Deployment.HOSTED or legacy:
+        stored: str | None = None
+    else:
+        try:
+            stored = Scope(scope or Scope.READ.value).value
+        except ValueError:
+            raise InvalidInputError(f"unknown scope {scope!r}: use read or write") from None
+    owner = await find_user(session, user)
+    generated = keys.generate_key()
+    row = ApiKey(
+        id=generated.key_id,
+        owner_id=owner.id,
+        key_hash=generated.key_hash,
+        scope=stored,
+        deployment=mode.value,
+        last_four=generated.last_four,
+        created_at=utcnow(),
+    )
+    session.add(row)
+    await session.commit()
+    return ApiKeyCreated(**_public(row).model_dump(), key=generated.plaintext)
+
+
+async def list_api_keys(session: AsyncSession, user: str) -> list[ApiKeyPublic]:
+    owner = await find_user(session, user)
+    rows = (
+        (await session.execute(select(ApiKey).where(ApiKey.owner_id == owner.id).order_by(ApiKey.created_at)))
+        .scalars()
+        .all()
+    )
+    return [_public(r) for r in rows]
+
+
+async def revoke_api_key(session: AsyncSession, key_id: str) -> ApiKeyPublic:
+    """Revoke by key id (a full key is accepted too). Idempotent; effective on the next request."""
+    key_id = keys.key_id_of(key_id) or key_id
+    row = await session.get(ApiKey, key_id)
+    if row is None:
+        raise NotFoundError(f"no API key {key_id!r}")
+    if row.revoked_at is None:
+        row.revoked_at = utcnow()
+        await session.commit()
+    return _public(row)

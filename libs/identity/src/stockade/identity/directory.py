@@ -1,0 +1,190 @@
+"""Organisations, users, projects, memberships and approver tags: the writes behind the console and CLI."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import delete, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from stockade.identity.errors import ConflictError, InvalidInputError, NotFoundError
+from stockade.identity.models import OrganisationPublic, ProjectPublic, UserPublic
+from stockade.identity.passwords import hash_password
+from stockade.identity.tables import (
+    APPROVER_TAG,
+    Flow,
+    Organisation,
+    OrganisationMember,
+    Project,
+    ProjectMember,
+    ProjectTag,
+    User,
+)
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+TAGS = frozenset({APPROVER_TAG})
+
+
+def _name(value: str, what: str) -> str:
+    value = value.strip()
+    if not value or len(value) > 200:
+        raise InvalidInputError(f"{what} name must be 1-200 characters")
+    return value
+
+
+async def _commit(session: AsyncSession, conflict: str) -> None:
+    try:
+        await session.commit()
+    except IntegrityError as exc:
+        await session.rollback()
+        raise ConflictError(conflict) from exc
+
+
+# --- lookups by id or unique name -----------------------------------------------------------------------------
+async def find_organisation(session: AsyncSession, ref: str) -> Organisation:
+    org = (
+        await session.execute(
+            select(Organisation).where(or_(Organisation.id == ref, Organisation.name == ref))
+        )
+    ).scalar_one_or_none()
+    if org is None:
+        raise NotFoundError(f"no organisation {ref!r}")
+    return org
+
+
+async def find_user(session: AsyncSession, ref: str) -> User:
+    user = (
+        await session.execute(select(User).where(or_(User.id == ref, User.email == ref.strip().lower())))
+    ).scalar_one_or_none()
+    if user is None:
+        raise NotFoundError(f"no user {ref!r}")
+    return user
+
+
+async def find_project(session: AsyncSession, ref: str) -> Project:
+    rows = (
+        (await session.execute(select(Project).where(or_(Project.id == ref, Project.name == ref))))
+        .scalars()
+        .all()
+    )
+    by_id = [p for p in rows if p.id == ref]
+    if by_id:
+        return by_id[0]
+    if not rows:
+        raise NotFoundError(f"no project {ref!r}")
+    if len(rows) > 1:
+        raise InvalidInputError(f"project name {ref!r} exists in several organisations: use the project id")
+    return rows[0]
+
+
+# --- creation ---------------------------------------------------------------------------------------------
+async def create_organisation(session: AsyncSession, name: str) -> OrganisationPublic:
+    org = Organisation(name=_name(name, "organisation"))
+    session.add(org)
+    await _commit(session, f"organisation {name!r} exists already")
+    return OrganisationPublic.model_validate(org)
+
+
+async def create_user(session: AsyncSession, email: str, password: str | None = None) -> UserPublic:
+    email = email.strip().lower()
+    if not _EMAIL.match(email) or len(email) > 320:
+        raise InvalidInputError(f"not an e-mail address: {email!r}")
+    user = User(email=email, password_hash=hash_password(password) if password else None)
+    session.add(user)
+    await _commit(session, f"user {email!r} exists already")
+    return UserPublic.model_validate(user)
+
+
+async def create_project(
+    session: AsyncSession, organisation: str, name: str, flow: str = Flow.DIRECT.value
+) -> ProjectPublic:
+    org = await find_organisation(session, organisation)
+    project = Project(organisation_id=org.id, name=_name(name, "project"), flow=_flow(flow).value)
+    session.add(project)
+    await _commit(session, f"project {name!r} exists already in {org.name!r}")
+    return ProjectPublic.model_validate(project)
+
+
+def _flow(flow: str) -> Flow:
+    normalised = flow.strip().lower().replace(" ", "-").replace("_", "-")
+    try:
+        return Flow(normalised)
+    except ValueError:
+        raise InvalidInputError(f"unknown flow {flow!r}: use direct or manual-review") from None
+
+
+async def set_project_flow(session: AsyncSession, project: str, flow: str) -> ProjectPublic:
+    row = await find_project(session, project)
+    row.flow = _flow(flow).value
+    await session.commit()
+    return ProjectPublic.model_validate(row)
+
+
+# --- memberships ------------------------------------------------------------------------------------------
+async def add_organisation_member(session: AsyncSession, organisation: str, user: str) -> None:
+    org = await find_organisation(session, organisation)
+    usr = await find_user(session, user)
+    session.add(OrganisationMember(organisation_id=org.id, user_id=usr.id))
+    await _commit(session, f"{usr.email} is already a member of {org.name}")
+
+
+async def remove_organisation_member(session: AsyncSession, organisation: str, user: str) -> bool:
+    org = await find_organisation(session, organisation)
+    usr = await find_user(session, user)
+    result = await session.execute(
+        delete(OrganisationMember).where(
+            OrganisationMember.organisation_id == org.id, OrganisationMember.user_id == usr.id
+        )
+    )
+    await session.commit()
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def add_project_member(session: AsyncSession, project: str, user: str) -> None:
+    """Adds the user to the project (and to its organisation, if not yet a member)."""
+    proj = await find_project(session, project)
+    usr = await find_user(session, user)
+    in_org = await session.get(OrganisationMember, (proj.organisation_id, usr.id))
+    if in_org is None:
+        session.add(OrganisationMember(organisation_id=proj.organisation_id, user_id=usr.id))
+    session.add(ProjectMember(project_id=proj.id, user_id=usr.id))
+    await _commit(session, f"{usr.email} is already a member of project {proj.name}")
+
+
+async def remove_project_member(session: AsyncSession, project: str, user: str) -> bool:
+    proj = await find_project(session, project)
+    usr = await find_user(session, user)
+    result = await session.execute(
+        delete(ProjectMember).where(ProjectMember.project_id == proj.id, ProjectMember.user_id == usr.id)
+    )
+    await session.commit()
+    return bool(getattr(result, "rowcount", 0))
+
+
+# --- tags -------------------------------------------------------------------------------------------------
+def _tag(tag: str) -> str:
+    if tag not in TAGS:
+        raise InvalidInputError(f"unknown tag {tag!r}: the only tag is {APPROVER_TAG!r}")
+    return tag
+
+
+async def grant_tag(session: AsyncSession, project: str, user: str, tag: str = APPROVER_TAG) -> None:
+    proj = await find_project(session, project)
+    usr = await find_user(session, user)
+    if await session.get(ProjectTag, (proj.id, usr.id, _tag(tag))) is not None:
+        return
+    session.add(ProjectTag(project_id=proj.id, user_id=usr.id, tag=tag))
+    await _commit(session, f"{usr.email} already holds {tag} on {proj.name}")
+
+
+async def revoke_tag(session: AsyncSession, project: str, user: str, tag: str = APPROVER_TAG) -> bool:
+    proj = await find_project(session, project)
+    usr = await find_user(session, user)
+    result = await session.execute(
+        delete(ProjectTag).where(
+            ProjectTag.project_id == proj.id, ProjectTag.user_id == usr.id, ProjectTag.tag == _tag(tag)
+        )
+    )
+    await session.commit()
+    return bool(getattr(result, "rowcount", 0))
