@@ -1,0 +1,84 @@
+"""The request and response shapes LLMRails and the policies share, independent of any provider."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class ChatMessage(BaseModel):
+    """One message of a conversation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role = Field(description="system, user, assistant or tool.")
+    content: str = Field(description="The message text.")
+
+
+class ToolDefinition(BaseModel):
+    """A tool the model may call (name, description, JSON schema of its arguments)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class ChatRequest(BaseModel):
+    """The full request context: what the token budget counts and what a provider sends."""
+
+    system: str | None = Field(default=None, description="System prompt.")
+    messages: list[ChatMessage] = Field(default_factory=list, description="Conversation, oldest first.")
+    tools: list[ToolDefinition] = Field(
+        default_factory=list, description="Tool definitions offered to the model."
+    )
+    max_tokens: int | None = Field(default=None, gt=0, description="Most output tokens; None: model default.")
+    temperature: float | None = Field(default=None, ge=0, le=2, description="Sampling temperature.")
+
+    @classmethod
+    def from_prompt(cls, prompt: str, *, system: str | None = None) -> ChatRequest:
+        return cls(system=system, messages=[ChatMessage(role="user", content=prompt)])
+
+    def last_user_index(self) -> int | None:
+        for i in range(len(self.messages) - 1, -1, -1):
+            if self.messages[i].role == "user":
+                return i
+        return None
+
+
+class TokenUsage(BaseModel):
+    """Tokens of one call, as the provider reported them (or as counted when it did not)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class ModelResponse(BaseModel):
+    """What a provider returned for one request."""
+
+    text: str
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    model: str = ""
+    finish_reason: str | None = None
+
+
+def estimate_cost(
+    usage: TokenUsage, input_price_per_mtok: Decimal | None, output_price_per_mtok: Decimal | None
+) -> Decimal | None:
+    """Cost of ``usage`` from prices per million tokens; None when a price is unknown."""
+    if input_price_per_mtok is None or output_price_per_mtok is None:
+        return None
+    million = Decimal(1_000_000)
+    return (
+        Decimal(usage.input_tokens) * input_price_per_mtok
+        + Decimal(usage.output_tokens) * output_price_per_mtok
+    ) / million

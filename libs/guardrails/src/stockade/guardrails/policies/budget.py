@@ -1,0 +1,84 @@
+"""Token budget enforcement (spec 1 and 8): per-request and per-run limits, checked before the model is called.
+
+A request is counted over its full context (system prompt, messages, tool definitions). ``block_on_exceeded``
+chooses a blocking Verdict or a passing one with a warning. Run usage accumulates in memory per run id:
+:meth:`TokenBudget.check` adds the request's input tokens when it lets the request through, and
+:meth:`TokenBudget.record_output` adds the tokens the model produced.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from stockade.guardrails.llm.messages import ChatRequest
+from stockade.guardrails.policies.config import TokenBudgetConfig
+from stockade.guardrails.policies.decisions import decision
+from stockade.guardrails.policies.tokens import TokenCounter, make_token_counter
+from stockade.guardrails.verdict import Action, Verdict
+
+NAME = "token_budget"
+
+
+class TokenBudget:
+    """Checks requests against the configured budgets and keeps per-run totals."""
+
+    def __init__(
+        self,
+        config: TokenBudgetConfig | None = None,
+        *,
+        model: str | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.config = config or TokenBudgetConfig()
+        self.counter = counter or make_token_counter(
+            self.config.counter, model, self.config.fallback_encoding
+        )
+        self._run_used: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def count(self, request: ChatRequest) -> int:
+        return self.counter.count_request(request)
+
+    def run_used(self, run_id: str) -> int:
+        with self._lock:
+            return self._run_used.get(run_id, 0)
+
+    def check(self, request: ChatRequest, *, run_id: str | None = None) -> Verdict:
+        """Decide on ``request``; when it may proceed, charge its input tokens to ``run_id``."""
+        return self.assess(request, run_id=run_id)[0]
+
+    def assess(self, request: ChatRequest, *, run_id: str | None = None) -> tuple[Verdict, int]:
+        """Like :meth:`check`, also returning the counted request tokens (0 when budgets are off)."""
+        start = time.perf_counter()
+        cfg = self.config
+        if not cfg.enabled:
+            return decision(NAME, Action.ALLOW), 0
+        tokens = self.count(request)
+        detail: dict[str, int | str] = {"request_tokens": tokens}
+        reason: str | None = None
+        if cfg.per_request is not None and tokens > cfg.per_request:
+            reason = "per_request_exceeded"
+            detail["limit"] = cfg.per_request
+        with self._lock:
+            used = self._run_used.get(run_id, 0) if run_id else 0
+            if reason is None and run_id and cfg.per_run is not None and used + tokens > cfg.per_run:
+                reason = "per_run_exceeded"
+                detail.update(limit=cfg.per_run, run_tokens_used=used)
+            action = (
+                Action.ALLOW if reason is None else (Action.BLOCK if cfg.block_on_exceeded else Action.WARN)
+            )
+            if run_id and action is not Action.BLOCK:
+                self._run_used[run_id] = used + tokens
+        elapsed = (time.perf_counter() - start) * 1e3
+        return decision(NAME, action, reason=reason, detail=detail, duration_ms=elapsed), tokens
+
+    def record_output(self, run_id: str | None, output_tokens: int) -> None:
+        """Charge tokens the model produced to the run."""
+        if run_id and output_tokens > 0:
+            with self._lock:
+                self._run_used[run_id] = self._run_used.get(run_id, 0) + output_tokens
+
+    def end_run(self, run_id: str) -> None:
+        with self._lock:
+            self._run_used.pop(run_id, None)

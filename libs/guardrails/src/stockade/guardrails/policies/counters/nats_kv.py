@@ -1,0 +1,122 @@
+"""Counters in a NATS JetStream key-value bucket, shared by every process of a deployment.
+
+Each update is a compare-and-set: read the value and its revision, then ``kv.update(..., last=revision)`` (or
+``kv.create()`` for a new key, which fails when the key exists). When another writer got there first the server
+rejects the write with a wrong-last-sequence error and the add is retried on fresh data, so concurrent workers
+never lose an increment and never overshoot a limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import random
+from typing import TYPE_CHECKING, Any
+
+from stockade.guardrails.errors import CheckUnavailableError
+from stockade.guardrails.extras import require
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client
+    from nats.js.kv import KeyValue
+
+
+def counter_key(key: str) -> str:
+    """A KV-safe key for any string (session ids may hold characters KV keys do not allow)."""
+    return base64.urlsafe_b64encode(key.encode("utf-8")).decode("ascii").rstrip("=") or "_"
+
+
+class NatsKVCounterStore:
+    """Counter store on a JetStream KV bucket. Give it a bucket handle, or a URL to connect to lazily."""
+
+    def __init__(
+        self,
+        kv: KeyValue | None = None,
+        *,
+        url: str | None = None,
+        bucket: str = "stockade_rate_limits",
+        ttl_seconds: float | None = None,
+        max_retries: int = 100,
+        max_reconnect_attempts: int = 60,
+        reconnect_wait_seconds: float = 0.5,
+    ) -> None:
+        if kv is None and url is None:
+            raise ValueError("NatsKVCounterStore needs a KeyValue bucket or a NATS url")
+        self._kv = kv
+        self._url, self._bucket_name, self._ttl = url, bucket, ttl_seconds
+        self._max_retries = max_retries
+        self._reconnect = (max_reconnect_attempts, reconnect_wait_seconds)
+        self._nc: Client | None = None
+        self._connect_lock = asyncio.Lock()
+
+    @staticmethod
+    async def open_bucket(js: Any, bucket: str, ttl_seconds: float | None = None) -> KeyValue:
+        """Bind to ``bucket``, creating it (with a bucket-level TTL) when it does not exist."""
+        nats_js = require("nats.js", extra="nats", feature="the NATS rate-limit backend")
+        try:
+            kv: KeyValue = await js.key_value(bucket)
+        except nats_js.errors.BucketNotFoundError:
+            kv = await js.create_key_value(bucket=bucket, ttl=ttl_seconds, history=1)
+        return kv
+
+    async def _bucket(self) -> KeyValue:
+        if self._kv is not None:
+            return self._kv
+        async with self._connect_lock:
+            if self._kv is None:
+                nats = require("nats", extra="nats", feature="the NATS rate-limit backend")
+                try:
+                    attempts, wait = self._reconnect
+                    self._nc = await nats.connect(
+                        self._url,
+                        connect_timeout=2,
+                        max_reconnect_attempts=attempts,
+                        reconnect_time_wait=wait,
+                    )
+                    self._kv = await self.open_bucket(self._nc.jetstream(), self._bucket_name, self._ttl)
+                except Exception as exc:  # connection refused, timeouts, no JetStream
+                    raise CheckUnavailableError(
+                        f"rate-limit store at {self._url} unavailable: {exc}"
+                    ) from exc
+            return self._kv
+
+    async def add(self, key: str, amount: int, limit: int | None = None) -> tuple[bool, int]:
+        kv = await self._bucket()
+        from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+
+        k = counter_key(key)
+        for attempt in range(self._max_retries):
+            revision: int | None
+            try:
+                entry = await kv.get(k)
+                current, revision = int(entry.value or b"0"), entry.revision
+            except KeyNotFoundError:  # also covers a deleted key (KeyDeletedError)
+                current, revision = 0, None
+            new = current + amount
+            if limit is not None and new > limit:
+                return False, current
+            try:
+                if revision is None:
+                    await kv.create(k, str(new).encode())
+                else:
+                    await kv.update(k, str(new).encode(), last=revision)
+                return True, new
+            except KeyWrongLastSequenceError:
+                # Someone else wrote first: back off a little (jittered) and retry on fresh data.
+                await asyncio.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
+        raise CheckUnavailableError(f"counter {key!r}: too much contention ({self._max_retries} attempts)")
+
+    async def get(self, key: str) -> int:
+        kv = await self._bucket()
+        from nats.js.errors import KeyNotFoundError
+
+        try:
+            entry = await kv.get(counter_key(key))
+        except KeyNotFoundError:
+            return 0
+        return int(entry.value or b"0")
+
+    async def close(self) -> None:
+        if self._nc is not None:
+            await self._nc.drain()
+            self._nc, self._kv = None, None
