@@ -19,6 +19,7 @@ from stockade.guardrails.checks.runner import run_checks
 from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.events import EventRecorder, NullRecorder
+from stockade.guardrails.policies import Approval, PolicyEngine, ToolCallTicket
 from stockade.guardrails.verdict import Verdict
 
 _T = TypeVar("_T")
@@ -47,11 +48,52 @@ class GuardrailSystem:
         self.recorder: EventRecorder = recorder if recorder is not None else NullRecorder()
         self._slots: list[CheckSlot] = build_enabled(cfg.guardrails.checks)
 
-        # --- Agent hooks (spec 1: tool authorization, rate limiting) -------------------------------------
-        # The policies work composes a ``stockade.guardrails.policies`` object here, built lazily from
-        # ``self.config.guardrails.policies`` with ``self.recorder``, and adds before_tool_call /
-        # before_request / check_tool_call_limit methods that delegate to it.
-        self.policies: Any = None
+        # --- Agent hooks (spec 1: tool authorization, rate limiting): see the ``policies`` property -------
+        self._policies: PolicyEngine | None = None
+
+    # --- agent hooks (delegated to stockade.guardrails.policies.PolicyEngine) --------------------------------
+    @property
+    def policies(self) -> PolicyEngine:
+        """Token budget, tool authorization and rate limits; built on first use, recording to ``recorder``."""
+        if self._policies is None:
+            self._policies = PolicyEngine(self.config.guardrails.policies)
+        self._policies.recorder = self.recorder
+        return self._policies
+
+    def before_tool_call(
+        self,
+        tool: str,
+        *,
+        role: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        approval: Approval | None = None,
+        session_id: str | None = None,
+        run_id: str | None = None,
+    ) -> Verdict:
+        """Tool authorization: role allowlist, global denylist (deny wins), approval of sensitive tools."""
+        return self.policies.before_tool_call(
+            tool, role=role, arguments=arguments, approval=approval, session_id=session_id, run_id=run_id
+        )
+
+    async def before_request(self, session_id: str, *, run_id: str | None = None) -> Verdict:
+        """Count one model request of the session; blocks past the per-session request quota."""
+        return await self.policies.before_request(session_id, run_id=run_id)
+
+    async def check_tool_call_limit(self, session_id: str, *, run_id: str | None = None) -> Verdict:
+        """Reserve one tool call; blocks past the tool-call quota or the cumulative tool time."""
+        return await self.policies.check_tool_call_limit(session_id, run_id=run_id)
+
+    def tool_call_started(self, session_id: str, tool: str) -> ToolCallTicket:
+        """Session tracking: a tool call began; pass the ticket to tool_call_finished()."""
+        return self.policies.tool_call_started(session_id, tool)
+
+    async def tool_call_finished(
+        self, ticket: ToolCallTicket, *, duration_seconds: float | None = None, run_id: str | None = None
+    ) -> Verdict:
+        """Session tracking: add the call's run time to the session's cumulative tool time."""
+        return await self.policies.tool_call_finished(
+            ticket, duration_seconds=duration_seconds, run_id=run_id
+        )
 
     # --- checks ----------------------------------------------------------------------------------------------
     @property
