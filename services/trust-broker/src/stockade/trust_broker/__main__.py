@@ -1,0 +1,3 @@
+from stockade.trust_broker.main import main
+
+main()

@@ -1,0 +1,150 @@
+"""Composition root: ``create_app(settings)`` builds the broker app; ``python -m stockade.trust_broker`` runs it.
+
+Nothing connects at import time. Start order: connect to NATS, open the shared nonce bucket and the TRUST stream,
+load the trust configuration, then start consuming ``trust.submit.*`` in the queue group. A signal drains the
+connection (in-flight submissions finish) before exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from faststream.nats import NatsBroker, NatsMessage, NatsUserPassword
+from nats.js.errors import BadRequestError
+
+from stockade.contracts import subjects
+from stockade.guardrails.trust import InMemoryNonceStore, JetStreamNonceStore, NonceStore
+from stockade.runtime.logging import configure_logging
+from stockade.runtime.nats import install_stop_signals
+from stockade.trust_broker.reloading import EnforcerProvider
+from stockade.trust_broker.service import Decision, TrustBrokerService
+from stockade.trust_broker.settings import TrustBrokerSettings
+
+log = logging.getLogger(__name__)
+
+
+class TrustBrokerApp:
+    """The running service: a FastStream NatsBroker wired to :class:`TrustBrokerService`."""
+
+    def __init__(self, settings: TrustBrokerSettings) -> None:
+        self.settings = settings
+        nats = settings.nats
+        security = None
+        if nats.user:
+            password = nats.password.get_secret_value() if nats.password else ""
+            security = NatsUserPassword(username=nats.user, password=password)
+        self.broker = NatsBroker(
+            nats.servers(),
+            name=settings.service_name,
+            security=security,
+            connect_timeout=int(max(1, nats.connect_timeout_s)),
+            max_reconnect_attempts=-1,
+            graceful_timeout=nats.drain_timeout_s,
+            logger=None,
+        )
+        self.service: TrustBrokerService | None = None
+        self.provider: EnforcerProvider | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._register()
+
+    def _register(self) -> None:
+        broker, settings = self.broker, self.settings
+
+        @broker.subscriber(
+            subjects.TRUST_SUBMIT_WILDCARD, queue=settings.queue, max_workers=settings.max_workers
+        )
+        async def on_submit(msg: NatsMessage) -> None:
+            await self.submit(msg.raw_message.subject, msg.headers, msg.body, msg.reply_to)
+
+        @broker.subscriber(subjects.TRUST_HEALTH, queue=f"{settings.service_name}-health")
+        async def on_health(msg: NatsMessage) -> dict[str, Any]:
+            return self.health()
+
+        @broker.subscriber(subjects.TRUST_CMD_RELOAD)  # no queue group: every replica reloads
+        async def on_reload(msg: NatsMessage) -> dict[str, Any]:
+            assert self.provider is not None
+            error = self.provider.reload()
+            return {"status": "error", "error": error} if error else {**self.health(), "status": "reloaded"}
+
+    async def submit(
+        self, subject: str, headers: dict[str, str] | None, body: bytes, reply_to: str
+    ) -> Decision:
+        assert self.service is not None, "start() first"
+        decision = await self.service.handle(subject, headers, body)
+        if decision.delivery is not None:
+            d = decision.delivery
+            await self.broker.publish(d.body, d.subject, headers=d.headers)
+        if decision.rejection is not None:
+            event = decision.rejection
+            await self.broker.publish(event.to_bytes(), event.subject, headers=event.headers())
+        if reply_to:
+            await self.broker.publish(decision.reply, reply_to)
+        return decision
+
+    def health(self) -> dict[str, Any]:
+        provider = self.provider
+        return {
+            "status": "ok" if provider is not None else "starting",
+            "service": self.settings.service_name,
+            "agents": len(provider.current.registry) if provider else 0,
+            "config_version": provider.version if provider else 0,
+        }
+
+    async def start(self) -> None:
+        await self.broker.connect()
+        nonce_store = await self._nonce_store()
+        await self._ensure_stream()
+        self.provider = EnforcerProvider(self.settings.config_path, nonce_store)
+        self.service = TrustBrokerService(self.provider)
+        await self.broker.start()
+        self._watcher = asyncio.create_task(self.provider.watch(self.settings.reload_interval_s))
+        log.info("trust-broker consuming %s (queue %s)", subjects.TRUST_SUBMIT_WILDCARD, self.settings.queue)
+
+    async def stop(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        await self.broker.stop()  # unsubscribes, lets in-flight handlers finish, drains the connection
+
+    async def _nonce_store(self) -> NonceStore:
+        if self.settings.nonce_store == "memory":
+            return InMemoryNonceStore()
+        from stockade.guardrails.trust.loading import trust_config_from_path
+
+        retention = trust_config_from_path(self.settings.config_path).attestation.nonce_retention_s
+        js = self.broker.connection.jetstream()
+        return await JetStreamNonceStore.open(js, self.settings.nonce_bucket, retention_s=retention)
+
+    async def _ensure_stream(self) -> None:
+        """The TRUST stream keeps trust.rejected.v1 (events are durable; Nats-Msg-Id dedupes retries)."""
+        js = self.broker.connection.jetstream()
+        stream = subjects.stream_for(subjects.TRUST_REJECTED)
+        try:
+            await js.stream_info(stream)
+        except Exception:
+            with contextlib.suppress(BadRequestError):  # created concurrently by another replica
+                await js.add_stream(name=stream, subjects=[subjects.TRUST_REJECTED], max_age=7 * 24 * 3600)
+
+
+def create_app(settings: TrustBrokerSettings) -> TrustBrokerApp:
+    return TrustBrokerApp(settings)
+
+
+async def serve(settings: TrustBrokerSettings) -> None:
+    configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
+    app = create_app(settings)
+    stop = asyncio.Event()
+    install_stop_signals(stop)
+    await app.start()
+    try:
+        await stop.wait()
+    finally:
+        await app.stop()
+
+
+def main() -> None:
+    asyncio.run(serve(TrustBrokerSettings()))

@@ -1,0 +1,69 @@
+"""Keeps the current AgentTrustEnforcer, rebuilt from the config file when it changes (no restart).
+
+A reload that fails (bad YAML, missing secret) keeps the previous enforcer and reports the error; the broker
+never runs without a valid registry. The nonce store is shared across reloads, so a reload never re-opens a
+replay window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from stockade.guardrails.errors import ConfigError
+from stockade.guardrails.trust import AgentTrustEnforcer, NonceStore, TrustConfig, trust_config_from_path
+
+log = logging.getLogger(__name__)
+
+
+class EnforcerProvider:
+    """``provider.current`` is the enforcer to use for the next message."""
+
+    def __init__(self, path: Path, nonce_store: NonceStore) -> None:
+        self.path = path
+        self.nonce_store = nonce_store
+        self._mtime: float | None = None
+        self.version = 0
+        self.config: TrustConfig = trust_config_from_path(path)
+        self.current: AgentTrustEnforcer = self._build(self.config)
+        self._mtime = self._stat()
+
+    def _build(self, config: TrustConfig) -> AgentTrustEnforcer:
+        enforcer = AgentTrustEnforcer.from_config(config, nonce_store=self.nonce_store)
+        self.version += 1
+        return enforcer
+
+    def _stat(self) -> float | None:
+        try:
+            return self.path.stat().st_mtime_ns / 1e9
+        except OSError:
+            return None
+
+    def reload(self) -> str | None:
+        """Rebuild from the file now. Returns None on success, else the error (the old enforcer stays)."""
+        mtime = self._stat()
+        try:
+            config = trust_config_from_path(self.path)
+            enforcer = self._build(config)
+        except ConfigError as exc:
+            log.error("trust configuration reload failed; keeping the previous one: %s", exc)
+            self._mtime = mtime
+            return str(exc)
+        self.config, self.current, self._mtime = config, enforcer, mtime
+        log.info("trust configuration reloaded: %d agents (version %d)", len(enforcer.registry), self.version)
+        return None
+
+    def reload_if_changed(self) -> bool:
+        """Reload when the file's modification time changed; True when a reload was attempted."""
+        mtime = self._stat()
+        if mtime is None or mtime == self._mtime:
+            return False
+        self.reload()
+        return True
+
+    async def watch(self, interval_s: float) -> None:
+        """Poll the file's mtime forever (cancel the task to stop)."""
+        while True:
+            await asyncio.sleep(interval_s)
+            self.reload_if_changed()

@@ -1,0 +1,105 @@
+"""The trust-broker's business rule, free of NATS: one submission in, one Decision out.
+
+A Decision says what to publish: the verified payload to the receiver's inbox, or a ``trust.rejected.v1`` event
+with the reason; and what to answer on the sender's reply subject, if it gave one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stockade.contracts import TrustRejected, subjects
+from stockade.guardrails.errors import AttestationError
+from stockade.guardrails.trust import AttestationEnvelope, AttestationResult
+from stockade.trust_broker import wire
+from stockade.trust_broker.reloading import EnforcerProvider
+
+log = logging.getLogger(__name__)
+
+UNAVAILABLE = "verification_unavailable"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    subject: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Decision:
+    delivery: Delivery | None
+    rejection: TrustRejected | None
+    reply: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def delivered(self) -> bool:
+        return self.delivery is not None
+
+
+class TrustBrokerService:
+    """Verifies a submission with the current AgentTrustEnforcer and decides where it goes."""
+
+    def __init__(self, enforcers: EnforcerProvider) -> None:
+        self.enforcers = enforcers
+
+    async def handle(self, subject: str, headers: Mapping[str, str] | None, body: bytes) -> Decision:
+        receiver = subjects.receiver_of_submit(subject)
+        raw = (headers or {}).get(wire.ATTESTATION, "")
+        claimed = AttestationEnvelope.parse(raw) if raw else None
+        try:
+            result = await self.enforcers.current.verify_message(raw, body, expected_receiver=receiver)
+        except AttestationError as exc:
+            # Fail closed: the message is not delivered when its replay status cannot be established.
+            log.error("verification unavailable for a message to %s: %s", receiver, exc)
+            return self._reject(receiver, claimed, UNAVAILABLE, None, str(exc))
+        if not result.passed:
+            return self._reject(
+                receiver,
+                claimed,
+                str(result.reason),
+                str(result.layer) if result.layer else None,
+                result.error,
+            )
+        assert claimed is not None  # a passed result implies a well-formed envelope
+        return Decision(
+            delivery=Delivery(subjects.agent_inbox(receiver), _delivery_headers(claimed, result), body),
+            rejection=None,
+            reply={"status": "delivered", "receiver": receiver, "nonce": claimed.nonce},
+        )
+
+    def _reject(
+        self,
+        receiver: str,
+        envelope: AttestationEnvelope | None,
+        reason: str,
+        layer: str | None,
+        error: str | None,
+    ) -> Decision:
+        event = TrustRejected(
+            sender=envelope.sender if envelope else None,
+            receiver=receiver,
+            reason=reason,
+            layer=layer,
+            correlation_id=envelope.nonce if envelope else None,
+        )
+        reply: dict[str, Any] = {"status": "rejected", "receiver": receiver, "reason": reason, "layer": layer}
+        if error:
+            reply["error"] = error
+        return Decision(delivery=None, rejection=event, reply=reply)
+
+
+def _delivery_headers(envelope: AttestationEnvelope, result: AttestationResult) -> dict[str, str]:
+    assert result.sender is not None
+    headers = {
+        wire.SENDER: result.sender.agent_id,
+        wire.SENDER_TRUST: str(result.sender.trust_level),
+        wire.NONCE: envelope.nonce,
+        wire.KEY_ID: envelope.key_id,
+    }
+    if result.capability:
+        headers[wire.CAPABILITY] = result.capability
+    return headers

@@ -1,0 +1,36 @@
+"""trust-broker settings: ``TRUST_BROKER_`` environment prefix, nested with ``__``.
+
+``TRUST_BROKER_CONFIG_PATH=/etc/stockade/trust.yaml`` (registry, keys, policy: the ``guardrails.trust``
+section), ``TRUST_BROKER_NATS__URL``, ``TRUST_BROKER_NATS__USER``, ``TRUST_BROKER_NATS__PASSWORD``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from stockade.contracts import subjects
+from stockade.runtime.settings import ServiceSettings
+
+
+class TrustBrokerSettings(ServiceSettings):
+    model_config = SettingsConfigDict(env_prefix="TRUST_BROKER_", env_nested_delimiter="__", extra="ignore")
+
+    service_name: str = Field(default="trust-broker", description="Name used in logs and health answers.")
+    config_path: Path = Field(
+        default=Path("trust.yaml"),
+        description="YAML with the guardrails.trust section (agents, keys, policy); reloaded when it changes.",
+    )
+    reload_interval_s: float = Field(
+        default=2.0, gt=0, description="How often the config file's modification time is checked."
+    )
+    nonce_store: Literal["jetstream", "memory"] = Field(
+        default="jetstream",
+        description="jetstream: shared by every replica (required with more than one); memory: one process only.",
+    )
+    nonce_bucket: str = Field(default=subjects.KV_TRUST_NONCES, description="JetStream KV bucket of nonces.")
+    queue: str = Field(default=subjects.TRUST_BROKER_QUEUE, description="Queue group shared by replicas.")
+    max_workers: int = Field(default=32, ge=1, le=1024, description="Submissions verified concurrently.")
