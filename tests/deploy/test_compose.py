@@ -340,6 +340,18 @@ def test_service_image_runs_its_module_and_probes_health(service: str) -> None:
     assert check is not None and "python -m stockade.runtime.probe" in check.args
 
 
+def test_nats_container_gets_every_variable_its_config_references(compose: dict[str, Any]) -> None:
+    # nats-server refuses to start when a $VARIABLE of its config (or of an included file) is unset.
+    referenced = set()
+    for conf in (ROOT / "deploy" / "nats").glob("*.conf"):
+        text = "\n".join(line.split("#")[0] for line in conf.read_text().splitlines())
+        unquoted = re.sub(r'"[^"]*"', "", text)  # "$JS.API..." in quotes is a subject, not a variable
+        referenced.update(re.findall(r"\$([A-Z_][A-Z0-9_]*)", unquoted))
+    provided = {key for key, _ in environment_items(compose["services"]["nats"])}
+    assert referenced, "expected password variables in deploy/nats/*.conf"
+    assert sorted(referenced - provided) == []
+
+
 def test_dockerignore_keeps_local_state_and_secrets_out_of_the_context() -> None:
     patterns = [
         line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines() if not line.startswith("#")
