@@ -75,8 +75,6 @@ DEFAULT_PII_ENTITIES = [
     "US_BANK_NUMBER",
     "IP_ADDRESS",
     "LOCATION",
-    "DATE_TIME",
-    "NRP",
     "MEDICAL_LICENSE",
     "URL",
     "CRYPTO",
@@ -109,7 +107,11 @@ class PiiConfig(CheckSettings):
     hash_salt: str | None = Field(
         default=None, description="Salt (>= 16 chars) for the hash action; None: a random salt per value."
     )
-    audit: bool = Field(default=True, description="Record a pii_audit event per acted-on entity.")
+    audit: bool = Field(default=True, description="Record a pii_audit event per detected entity.")
+    offline_suffix_list: bool = Field(
+        default=True,
+        description="E-mail validation uses tldextract's bundled suffix list (no network fetch).",
+    )
 
     @field_validator("hash_salt")
     @classmethod

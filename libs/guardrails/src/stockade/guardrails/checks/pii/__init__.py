@@ -1,0 +1,1 @@
+"""PII/PHI detection and masking with Presidio (``pii`` extra)."""

@@ -1,0 +1,118 @@
+"""The PII/PHI check: Presidio analyzer finds entities, each entity type's policy decides
+(allow, mask, redact, hash, block), Presidio anonymizer operators produce the replacement, and every
+acted-on entity leaves a ``pii_audit`` event (type, score, action, session, timestamp; never the value)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from stockade.guardrails.checks.base import CheckContext
+from stockade.guardrails.checks.config import ContentChecksConfig, PiiAction, PiiConfig
+from stockade.guardrails.checks.pii.engine import ensure_importable, operators, shared_analyzer
+from stockade.guardrails.events import EventKind, GuardrailEvent
+from stockade.guardrails.verdict import Action, CheckResult, Finding
+
+_TO_ACTION = {
+    PiiAction.ALLOW: Action.ALLOW,
+    PiiAction.MASK: Action.MASK,
+    PiiAction.REDACT: Action.MASK,
+    PiiAction.HASH: Action.MASK,
+    PiiAction.BLOCK: Action.BLOCK,
+}
+
+
+class PiiCheck:
+    name = "pii"
+
+    def __init__(self, config: PiiConfig) -> None:
+        ensure_importable(config.spacy_model)
+        self.config = config
+        self.stages = frozenset(config.stages)
+        thresholds = [config.policy(e).threshold for e in config.entities]
+        self._min_threshold = min(thresholds, default=config.default_threshold)
+
+    async def warmup(self) -> None:
+        await asyncio.to_thread(self.analyze, "warm up John Smith")
+
+    async def run(self, text: str, ctx: CheckContext) -> CheckResult:
+        findings = await asyncio.to_thread(self.analyze, text)
+        if self.config.audit:
+            for f in findings:
+                ctx.record(
+                    GuardrailEvent(
+                        kind=EventKind.PII_AUDIT,
+                        name=self.name,
+                        session_id=ctx.session_id,
+                        run_id=ctx.run_id,
+                        action=str(f.detail["policy"]),
+                        payload={
+                            "entity_type": f.type,
+                            "score": f.score,
+                            "action": f.detail["policy"],
+                            "stage": ctx.stage.value,
+                            "start": f.start,
+                            "end": f.end,
+                        },
+                    )
+                )
+        action = Action.strongest([f.action for f in findings])
+        return CheckResult(
+            check=self.name,
+            action=action,
+            findings=findings,
+            score=max((f.score for f in findings), default=0.0),
+        )
+
+    def analyze(self, text: str) -> list[Finding]:
+        cfg = self.config
+        analyzer = shared_analyzer(
+            cfg.spacy_model, cfg.language, cfg.phi_recognizers, cfg.offline_suffix_list
+        )
+        results = analyzer.analyze(
+            text, language=cfg.language, entities=cfg.entities, score_threshold=self._min_threshold
+        )
+        kept = _resolve_overlaps([r for r in results if r.score >= cfg.policy(r.entity_type).threshold])
+        return [self._finding(text, r) for r in kept]
+
+    def _finding(self, text: str, result: Any) -> Finding:
+        policy = self.config.policy(result.entity_type).action
+        detail: dict[str, Any] = {"policy": policy.value}
+        if _TO_ACTION[policy] is Action.MASK:
+            detail["replacement"] = self._replacement(
+                text[result.start : result.end], result.entity_type, policy
+            )
+        return Finding(
+            check=self.name,
+            type=result.entity_type,
+            start=result.start,
+            end=result.end,
+            score=round(float(result.score), 4),
+            action=_TO_ACTION[policy],
+            detail=detail,
+        )
+
+    def _replacement(self, value: str, entity: str, policy: PiiAction) -> str:
+        ops = operators()
+        if policy is PiiAction.REDACT:
+            return str(ops["redact"].operate(value, {}))
+        if policy is PiiAction.HASH:
+            params: dict[str, Any] = {"hash_type": "sha256"}
+            if self.config.hash_salt:
+                params["salt"] = self.config.hash_salt
+            return str(ops["hash"].operate(value, params))
+        return str(ops["mask"].operate(value, {"new_value": f"<{entity}>"}))
+
+
+def _resolve_overlaps(results: list[Any]) -> list[Any]:
+    """Keep the highest-scoring (then longest) entity where spans overlap."""
+    ordered = sorted(results, key=lambda r: (-r.score, -(r.end - r.start), r.start))
+    kept: list[Any] = []
+    for r in ordered:
+        if all(r.end <= k.start or r.start >= k.end for k in kept):
+            kept.append(r)
+    return sorted(kept, key=lambda r: r.start)
+
+
+def build(config: ContentChecksConfig) -> PiiCheck:
+    return PiiCheck(config.pii)

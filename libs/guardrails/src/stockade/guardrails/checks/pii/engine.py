@@ -1,0 +1,87 @@
+"""Shared Presidio engines: one analyzer per (model, language, PHI) per process, loaded on first use."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stockade.guardrails.checks.pii.phi_recognizers import phi_recognizers
+from stockade.guardrails.extras import require
+
+FEATURE = "PII/PHI detection"
+
+
+def ensure_importable(spacy_model: str) -> None:
+    """Fail fast with MissingExtraError naming the ``pii`` extra."""
+    require("presidio_analyzer", extra="pii", feature=FEATURE)
+    require("presidio_anonymizer", extra="pii", feature=FEATURE)
+    require(spacy_model, extra="pii", feature=f"{FEATURE} (spaCy model {spacy_model})")
+
+
+def default_ner_configuration() -> dict[str, Any]:
+    """Presidio's own default ``ner_model_configuration`` (without it ORGANIZATION floods in)."""
+    presidio = require("presidio_analyzer", extra="pii", feature=FEATURE)
+    conf = Path(str(presidio.__file__)).parent / "conf" / "default.yaml"
+    data = yaml.safe_load(conf.read_text(encoding="utf-8"))
+    ner: dict[str, Any] = data["ner_model_configuration"]
+    return ner
+
+
+class SharedAnalyzer:
+    """An AnalyzerEngine plus a lock (spaCy pipelines are not safe to call from several threads at once)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.lock = threading.Lock()
+
+    def analyze(self, text: str, *, language: str, entities: list[str], score_threshold: float) -> list[Any]:
+        with self.lock:
+            results: list[Any] = self.engine.analyze(
+                text=text, language=language, entities=entities, score_threshold=score_threshold
+            )
+        return results
+
+
+@lru_cache(maxsize=8)
+def shared_analyzer(
+    spacy_model: str, language: str, with_phi: bool, offline_suffix_list: bool = True
+) -> SharedAnalyzer:
+    # The e-mail recognizer's tldextract fetches the suffix list; give it a writable cache (it falls back offline).
+    os.environ.setdefault("TLDEXTRACT_CACHE", str(Path(tempfile.gettempdir()) / "stockade-tldextract"))
+    if offline_suffix_list:
+        _use_bundled_suffix_list()
+    presidio = require("presidio_analyzer", extra="pii", feature=FEATURE)
+    nlp_engine_mod = require("presidio_analyzer.nlp_engine", extra="pii", feature=FEATURE)
+    provider = nlp_engine_mod.NlpEngineProvider(
+        nlp_configuration={
+            "nlp_engine_name": "spacy",
+            "models": [{"lang_code": language, "model_name": spacy_model}],
+            "ner_model_configuration": default_ner_configuration(),
+        }
+    )
+    nlp_engine = provider.create_engine()
+    registry = presidio.RecognizerRegistry(supported_languages=[language])
+    registry.load_predefined_recognizers(languages=[language], nlp_engine=nlp_engine)
+    if with_phi:
+        for recognizer in phi_recognizers(language):
+            registry.add_recognizer(recognizer)
+    engine = presidio.AnalyzerEngine(nlp_engine=nlp_engine, registry=registry, supported_languages=[language])
+    return SharedAnalyzer(engine)
+
+
+def _use_bundled_suffix_list() -> None:
+    """Make tldextract use its bundled public-suffix snapshot instead of fetching it over the network."""
+    tld = require("tldextract.tldextract", extra="pii", feature=FEATURE)
+    tld.TLD_EXTRACTOR.suffix_list_urls = ()
+
+
+@lru_cache(maxsize=1)
+def operators() -> dict[str, Any]:
+    ops = require("presidio_anonymizer.operators", extra="pii", feature=FEATURE)
+    return {"mask": ops.Replace(), "redact": ops.Redact(), "hash": ops.Hash()}
