@@ -276,9 +276,18 @@ def compose_problems(doc: dict[str, Any], *, root: Path, documented: str) -> lis
         for key, value in environment_items(service):
             if SECRET_KEY.search(key) and value:
                 problems += secret_value_problems(f"{name}.environment.{key}", value, documented)
+        for config in service.get("configs") or []:
+            source = config if isinstance(config, str) else config.get("source")
+            if source not in (doc.get("configs") or {}):
+                problems.append(f"{name}: config {source} is not declared under top-level configs")
         for text in all_strings(service):
             for match in URL_PASSWORD.finditer(text):
                 problems += secret_value_problems(f"{name}: password in URL", match["password"], documented)
+    for kind in ("configs", "secrets"):
+        for key, spec in (doc.get(kind) or {}).items():
+            file = str((spec or {}).get("file", ""))
+            if file and (ABSOLUTE_HOST_PATH.match(file) or not (root / file).is_file()):
+                problems.append(f"{kind}.{key}: file {file} must be a relative path to a repository file")
     return problems
 
 
@@ -350,6 +359,31 @@ def test_nats_container_gets_every_variable_its_config_references(compose: dict[
     provided = {key for key, _ in environment_items(compose["services"]["nats"])}
     assert referenced, "expected password variables in deploy/nats/*.conf"
     assert sorted(referenced - provided) == []
+
+
+def compose_defaults(service: dict[str, Any]) -> dict[str, str]:
+    """The environment a service gets when no variable is set on the host (defaults resolved)."""
+    resolved = {}
+    for key, value in environment_items(service):
+        parsed = whole_interpolation(value)
+        resolved[key] = parsed[1] or "" if parsed else value
+    return resolved
+
+
+def test_trust_broker_registry_loads_and_matches_the_nats_agents(compose: dict[str, Any]) -> None:
+    from stockade.guardrails.trust.keys import KeyRing
+    from stockade.guardrails.trust.loading import trust_config_from_path
+
+    broker = compose["services"]["trust-broker"]
+    target = broker["environment"]["TRUST_BROKER_CONFIG_PATH"]
+    mounted = [c for c in broker["configs"] if c["target"] == target]
+    assert len(mounted) == 1
+    config = trust_config_from_path(ROOT / compose["configs"][mounted[0]["source"]]["file"])
+    ring = KeyRing.from_config(config, environ=compose_defaults(broker))  # every secret_env set, 32+ bytes
+    agents_conf = (ROOT / "deploy" / "nats" / "agents.conf").read_text()
+    nats_agents = set(re.findall(r"(?m)^\s*user:\s*([A-Za-z0-9_-]+)", agents_conf))
+    assert {agent.id for agent in config.agents} == nats_agents
+    assert all(ring.signing_key_id(agent) for agent in nats_agents)
 
 
 def test_dockerignore_keeps_local_state_and_secrets_out_of_the_context() -> None:
@@ -467,6 +501,8 @@ def test_dockerfile_parser_joins_continuations_and_skips_comments() -> None:
             "migrate: health check disabled",
         ),
         (lambda d: d["services"]["trust-broker"]["build"].update(context="deploy"), "build context"),
+        (lambda d: d["configs"]["trust-registry"].update(file="/etc/trust.yaml"), "relative path"),
+        (lambda d: d["services"]["trust-broker"]["configs"][0].update(source="nope"), "not declared"),
     ],
 )
 def test_compose_checker_catches_a_mistake_in_the_real_file(
