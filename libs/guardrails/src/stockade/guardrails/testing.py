@@ -13,10 +13,14 @@ import asyncio
 import hashlib
 import math
 import re
+import time
+from collections.abc import AsyncIterator, Sequence
 
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.config import Stage
 from stockade.guardrails.events import EventKind, GuardrailEvent, ListRecorder
+from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage
+from stockade.guardrails.llm.providers.base import StreamChunk
 from stockade.guardrails.verdict import Action, CheckResult, Finding
 
 # --- content checks -------------------------------------------------------------------------------------------
@@ -114,3 +118,68 @@ class InMemoryRecorder(ListRecorder):
 
 
 __all__ = ["FakeClassifier", "FakeEncoder", "InMemoryRecorder"]
+
+
+# --- model providers ------------------------------------------------------------------------------------------
+
+
+class FakeModelProvider:
+    """A :class:`~stockade.guardrails.llm.providers.base.ModelProvider` with scripted replies.
+
+    Each call takes the next reply (a string, a :class:`ModelResponse`, or an exception to raise); the last one
+    repeats once the script runs out. ``requests`` keeps every request received, ``delay_s`` makes calls slow,
+    ``chunk_chars`` sets the size of streamed chunks. Usage is one token per four characters unless a scripted
+    ModelResponse says otherwise.
+    """
+
+    def __init__(
+        self,
+        replies: Sequence[str | ModelResponse | Exception] = ("OK",),
+        *,
+        model: str = "fake-model",
+        delay_s: float = 0.0,
+        chunk_chars: int = 8,
+    ) -> None:
+        if not replies:
+            raise ValueError("FakeModelProvider needs at least one reply")
+        self.provider, self.model = "fake", model
+        self._replies = list(replies)
+        self.delay_s, self.chunk_chars = delay_s, chunk_chars
+        self.requests: list[ChatRequest] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def _next(self, request: ChatRequest) -> ModelResponse:
+        self.requests.append(request)
+        reply = self._replies.pop(0) if len(self._replies) > 1 else self._replies[0]
+        if isinstance(reply, Exception):
+            raise reply
+        if isinstance(reply, ModelResponse):
+            return reply
+        chars = sum(len(m.content) for m in request.messages) + len(request.system or "")
+        usage = TokenUsage(input_tokens=math.ceil(chars / 4), output_tokens=math.ceil(len(reply) / 4))
+        return ModelResponse(text=reply, usage=usage, model=self.model, finish_reason="stop")
+
+    def complete(self, request: ChatRequest) -> ModelResponse:
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        return self._next(request)
+
+    async def acomplete(self, request: ChatRequest) -> ModelResponse:
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        return self._next(request)
+
+    async def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
+        response = await self.acomplete(request)
+        for i in range(0, len(response.text), self.chunk_chars):
+            yield StreamChunk(text=response.text[i : i + self.chunk_chars])
+        yield StreamChunk(usage=response.usage)
+
+    async def aclose(self) -> None:
+        return None
+
+
+__all__ += ["FakeModelProvider"]

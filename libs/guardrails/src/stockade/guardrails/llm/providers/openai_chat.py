@@ -1,0 +1,114 @@
+"""OpenAI and Azure OpenAI through the official ``openai`` SDK (Chat Completions), sync, async and streaming."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from stockade.guardrails.extras import require
+from stockade.guardrails.llm.config import ModelConfig
+from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage
+from stockade.guardrails.llm.providers.base import ModelProviderError, StreamChunk, error_summary
+
+
+def _messages(request: ChatRequest) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if request.system:
+        out.append({"role": "system", "content": request.system})
+    for m in request.messages:
+        role = (
+            "user" if m.role == "tool" else m.role
+        )  # tool results without a tool_call_id go in as user text
+        out.append({"role": role, "content": m.content})
+    return out
+
+
+class OpenAIProvider:
+    """``provider: openai`` or ``azure_openai`` (``model`` is then the Azure deployment name)."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        openai = require("openai", extra="providers", feature=f"the {config.provider} provider")
+        self.config, self.model = config, config.model
+        self.provider: str = config.provider
+        secret = config.resolve_api_key()
+        key = secret.get_secret_value() if secret else None
+        common: dict[str, Any] = {
+            "api_key": key,
+            "timeout": config.timeout_seconds,
+            "max_retries": config.max_retries,
+        }
+        if config.provider == "azure_openai":
+            azure = {"azure_endpoint": config.base_url, "api_version": config.api_version, **common}
+            self._client = openai.AzureOpenAI(**azure)
+            self._aclient = openai.AsyncAzureOpenAI(**azure)
+        else:
+            if config.base_url:
+                common["base_url"] = config.base_url
+            self._client = openai.OpenAI(**common)
+            self._aclient = openai.AsyncOpenAI(**common)
+        self._errors: tuple[type[BaseException], ...] = (openai.OpenAIError,)
+
+    def _params(self, request: ChatRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": _messages(request),
+            "max_tokens": request.max_tokens or self.config.max_output_tokens,
+        }
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if request.tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in request.tools
+            ]
+        return params
+
+    def _response(self, completion: Any) -> ModelResponse:
+        if not completion.choices:
+            raise ModelProviderError(f"{self.provider} reply has no choices")
+        choice = completion.choices[0]
+        usage = completion.usage
+        return ModelResponse(
+            text=choice.message.content or "",
+            usage=TokenUsage(
+                input_tokens=usage.prompt_tokens if usage else 0,
+                output_tokens=usage.completion_tokens if usage else 0,
+            ),
+            model=completion.model or self.model,
+            finish_reason=choice.finish_reason,
+        )
+
+    def complete(self, request: ChatRequest) -> ModelResponse:
+        try:
+            return self._response(self._client.chat.completions.create(**self._params(request)))
+        except self._errors as exc:
+            raise ModelProviderError(error_summary(self.provider, exc)) from exc
+
+    async def acomplete(self, request: ChatRequest) -> ModelResponse:
+        try:
+            return self._response(await self._aclient.chat.completions.create(**self._params(request)))
+        except self._errors as exc:
+            raise ModelProviderError(error_summary(self.provider, exc)) from exc
+
+    async def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
+        params = {**self._params(request), "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            stream = await self._aclient.chat.completions.create(**params)
+            async for chunk in stream:
+                text = chunk.choices[0].delta.content or "" if chunk.choices else ""
+                usage = None
+                if chunk.usage is not None:
+                    usage = TokenUsage(
+                        input_tokens=chunk.usage.prompt_tokens, output_tokens=chunk.usage.completion_tokens
+                    )
+                if text or usage:
+                    yield StreamChunk(text=text, usage=usage)
+        except self._errors as exc:
+            raise ModelProviderError(error_summary(self.provider, exc)) from exc
+
+    async def aclose(self) -> None:
+        await self._aclient.close()
+        self._client.close()

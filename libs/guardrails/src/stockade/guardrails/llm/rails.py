@@ -1,0 +1,381 @@
+"""LLMRails (spec 1 and 3): input rails, then the model, then output rails, then one aggregated result.
+
+- Input rails: the content checks of :class:`~stockade.guardrails.system.GuardrailSystem` on the last user
+  message (a mask replaces that message before it is sent), then the token budget over the full request. A
+  block at either means the model is **not** called.
+- Model: the configured provider (OpenAI, Azure OpenAI, Anthropic, Gemini, Bedrock) or any
+  :class:`~stockade.guardrails.llm.providers.base.ModelProvider`.
+- Output rails: the content checks on the reply; a block withholds the reply, a mask returns the masked text.
+- Result: :class:`GenerationResult` with per-check verdicts, timings, token usage and a cost estimate; one
+  GENERATE event is recorded per call.
+
+Streaming (:meth:`LLMRails.astream`) releases text only after output checks covered it (see ``streaming``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from stockade.guardrails.config import GuardrailsConfig, load_config
+from stockade.guardrails.errors import ConfigError, GuardrailError
+from stockade.guardrails.events import EventKind, EventRecorder, GuardrailEvent, NullRecorder
+from stockade.guardrails.llm.config import ModelConfig
+from stockade.guardrails.llm.messages import (
+    ChatMessage,
+    ChatRequest,
+    TokenUsage,
+    ToolDefinition,
+    estimate_cost,
+)
+from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
+from stockade.guardrails.llm.result import GenerationResult
+from stockade.guardrails.llm.streaming import HeldBackWindow
+from stockade.guardrails.policies.engine import PolicyEngine
+from stockade.guardrails.verdict import Action, Verdict
+
+
+class ContentRails(Protocol):
+    """What LLMRails needs from GuardrailSystem: the input and output content checks."""
+
+    recorder: EventRecorder
+
+    async def check_input(
+        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Verdict: ...
+
+    async def check_output(
+        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Verdict: ...
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1e3
+
+
+class LLMRails:
+    """Model configuration and invocation with input and output rails around every call."""
+
+    def __init__(
+        self,
+        config: GuardrailsConfig | dict[str, Any] | str | Path | None = None,
+        *,
+        model: str | None = None,
+        provider: ModelProvider | None = None,
+        system: ContentRails | None = None,
+        policies: PolicyEngine | None = None,
+        recorder: EventRecorder | None = None,
+        stream_window_chars: int = 256,
+    ) -> None:
+        if (
+            config is None
+            and system is not None
+            and isinstance(getattr(system, "config", None), GuardrailsConfig)
+        ):
+            config = system.config  # type: ignore[attr-defined]
+        self.config = load_config(config)
+        self.model_config = self._select_model(model, required=provider is None)
+        self.provider: ModelProvider = provider or build_provider(self.model_config)  # type: ignore[arg-type]
+        if system is None:
+            from stockade.guardrails.system import GuardrailSystem
+
+            system = GuardrailSystem(self.config, recorder=recorder)
+        self.system: ContentRails = system
+        self.policies = policies or PolicyEngine(self.config, model=self.provider.model)
+        self.stream_window_chars = stream_window_chars
+
+    def _select_model(self, name: str | None, *, required: bool) -> ModelConfig | None:
+        models = self.config.models
+        if name is None:
+            if not models and required:
+                raise ConfigError("models: no model configured and no provider given")
+            return models[0] if models else None
+        for m in models:
+            if name in (m.name, m.model):
+                return m
+        raise ConfigError(f"models: no model named {name!r}")
+
+    @property
+    def recorder(self) -> EventRecorder:
+        return getattr(self.system, "recorder", None) or NullRecorder()
+
+    # -- building requests ---------------------------------------------------------------------------------
+    @staticmethod
+    def build_request(
+        prompt: str | Sequence[ChatMessage | dict[str, Any]] | ChatRequest,
+        *,
+        system_prompt: str | None = None,
+        tools: Sequence[ToolDefinition | dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> ChatRequest:
+        if isinstance(prompt, ChatRequest):
+            return prompt
+        if isinstance(prompt, str):
+            messages = [ChatMessage(role="user", content=prompt)]
+        else:
+            messages = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in prompt]
+        tool_defs = [
+            t if isinstance(t, ToolDefinition) else ToolDefinition.model_validate(t) for t in tools or []
+        ]
+        return ChatRequest(
+            system=system_prompt,
+            messages=messages,
+            tools=tool_defs,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+
+    # -- generate ------------------------------------------------------------------------------------------
+    async def agenerate(
+        self,
+        prompt: str | Sequence[ChatMessage | dict[str, Any]] | ChatRequest,
+        *,
+        system_prompt: str | None = None,
+        tools: Sequence[ToolDefinition | dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> GenerationResult:
+        """Run input rails, the model (async SDK client), output rails; return the aggregated result."""
+        request = self.build_request(
+            prompt, system_prompt=system_prompt, tools=tools, max_tokens=max_tokens, temperature=temperature
+        )
+        return await self._generate(request, session_id, run_id, metadata, use_thread=False)
+
+    def generate(
+        self,
+        prompt: str | Sequence[ChatMessage | dict[str, Any]] | ChatRequest,
+        *,
+        system_prompt: str | None = None,
+        tools: Sequence[ToolDefinition | dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> GenerationResult:
+        """Synchronous generate: the model is called through the provider's sync SDK client."""
+        request = self.build_request(
+            prompt, system_prompt=system_prompt, tools=tools, max_tokens=max_tokens, temperature=temperature
+        )
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self._generate(request, session_id, run_id, metadata, use_thread=True))
+        raise GuardrailError("generate() was called inside a running event loop; use 'await agenerate(...)'")
+
+    async def _input_rails(
+        self,
+        request: ChatRequest,
+        result: GenerationResult,
+        session_id: str | None,
+        run_id: str | None,
+        metadata: dict[str, Any] | None,
+    ) -> ChatRequest | None:
+        """Content checks, then the token budget. Returns the request to send, or None when blocked."""
+        start = time.perf_counter()
+        idx = request.last_user_index()
+        if idx is not None:
+            verdict = await self.system.check_input(
+                request.messages[idx].content, session_id=session_id, metadata=metadata
+            )
+            result.verdicts["input"] = verdict
+            if verdict.action is Action.BLOCK:
+                self._block(result, "input", verdict.error or "input rails blocked the request")
+            elif verdict.action is Action.MASK and verdict.masked_text is not None:
+                messages = list(request.messages)
+                messages[idx] = ChatMessage(role=messages[idx].role, content=verdict.masked_text)
+                request = request.model_copy(update={"messages": messages})
+        result.timings_ms["input_rails"] = _ms(start)
+        if result.blocked_at:
+            return None
+        start = time.perf_counter()
+        budget, tokens = self.policies.assess_token_budget(request, session_id=session_id, run_id=run_id)
+        result.timings_ms["token_budget"] = _ms(start)
+        result.verdicts["token_budget"] = budget
+        result.estimated_input_tokens = tokens
+        if budget.action is Action.BLOCK:
+            self._block(result, "input", budget.error or "token budget exceeded")
+            return None
+        return request
+
+    @staticmethod
+    def _block(result: GenerationResult, stage: str, reason: str) -> None:
+        result.passed, result.action, result.text, result.error = False, Action.BLOCK, None, reason
+        result.blocked_at = "input" if stage == "input" else "output"
+
+    def _new_result(self) -> GenerationResult:
+        return GenerationResult(
+            text=None,
+            passed=True,
+            action=Action.ALLOW,
+            provider=self.provider.provider,
+            model=self.provider.model,
+        )
+
+    async def _generate(
+        self,
+        request: ChatRequest,
+        session_id: str | None,
+        run_id: str | None,
+        metadata: dict[str, Any] | None,
+        *,
+        use_thread: bool,
+    ) -> GenerationResult:
+        total = time.perf_counter()
+        result = self._new_result()
+        try:
+            sendable = await self._input_rails(request, result, session_id, run_id, metadata)
+            if sendable is None:
+                return result
+            start = time.perf_counter()
+            result.model_called = True
+            try:
+                if use_thread:
+                    response = await asyncio.to_thread(self.provider.complete, sendable)
+                else:
+                    response = await self.provider.acomplete(sendable)
+            except ModelProviderError as exc:
+                result.passed, result.error = False, str(exc)
+                raise
+            result.timings_ms["model"] = _ms(start)
+            self._account(result, response.usage, run_id)
+            await self._output_rails(response.text, result, session_id, metadata)
+            return result
+        finally:
+            self._finish(result, total, session_id, run_id)
+
+    async def _output_rails(
+        self, text: str, result: GenerationResult, session_id: str | None, metadata: dict[str, Any] | None
+    ) -> None:
+        start = time.perf_counter()
+        verdict = await self.system.check_output(text, session_id=session_id, metadata=metadata)
+        result.timings_ms["output_rails"] = _ms(start)
+        result.verdicts["output"] = verdict
+        if verdict.action is Action.BLOCK:
+            self._block(result, "output", verdict.error or "output rails blocked the reply")
+        elif verdict.action is Action.MASK and verdict.masked_text is not None:
+            result.text = verdict.masked_text
+        else:
+            result.text = text
+
+    def _account(self, result: GenerationResult, usage: TokenUsage, run_id: str | None) -> None:
+        if usage.input_tokens == 0:
+            usage = usage.model_copy(update={"input_tokens": result.estimated_input_tokens})
+        result.usage = usage
+        # The run was charged the counted input before the call; settle it to what the provider reported.
+        correction = max(0, usage.input_tokens - result.estimated_input_tokens)
+        self.policies.record_output_tokens(run_id, usage.output_tokens + correction)
+        mc = self.model_config
+        if mc is not None:
+            result.cost = estimate_cost(usage, mc.input_price_per_mtok, mc.output_price_per_mtok)
+
+    def _finish(
+        self, result: GenerationResult, total: float, session_id: str | None, run_id: str | None
+    ) -> None:
+        result.timings_ms["total"] = _ms(total)
+        if result.passed:
+            result.action = Action.strongest([v.action for v in result.verdicts.values()])
+        self.recorder.record(
+            GuardrailEvent(
+                kind=EventKind.GENERATE,
+                name="generate",
+                session_id=session_id,
+                run_id=run_id,
+                action=result.action.value,
+                payload=result.event_payload(),
+            )
+        )
+
+    # -- streaming -----------------------------------------------------------------------------------------
+    def astream(
+        self,
+        prompt: str | Sequence[ChatMessage | dict[str, Any]] | ChatRequest,
+        *,
+        system_prompt: str | None = None,
+        tools: Sequence[ToolDefinition | dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> RailsStream:
+        """Stream the reply; text is released only after output rails covered it. See :class:`RailsStream`."""
+        request = self.build_request(
+            prompt, system_prompt=system_prompt, tools=tools, max_tokens=max_tokens, temperature=temperature
+        )
+        return RailsStream(self, request, session_id, run_id, metadata)
+
+
+class RailsStream:
+    """Async iterator of released text; ``result`` holds the aggregated result once iteration ended."""
+
+    def __init__(
+        self,
+        rails: LLMRails,
+        request: ChatRequest,
+        session_id: str | None,
+        run_id: str | None,
+        metadata: dict[str, Any] | None,
+    ) -> None:
+        self._rails, self._request = rails, request
+        self._session_id, self._run_id, self._metadata = session_id, run_id, metadata
+        self.result: GenerationResult | None = None
+        self.window: HeldBackWindow | None = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._run()
+
+    async def _run(self) -> AsyncIterator[str]:
+        rails, sid, meta = self._rails, self._session_id, self._metadata
+        total = time.perf_counter()
+        result = rails._new_result()
+        self.result = result
+        try:
+            sendable = await rails._input_rails(self._request, result, sid, self._run_id, meta)
+            if sendable is None:
+                return
+
+            async def check(text: str) -> Verdict:
+                return await rails.system.check_output(text, session_id=sid, metadata=meta)
+
+            window = self.window = HeldBackWindow(check, rails.stream_window_chars)
+            usage = TokenUsage()
+            start = time.perf_counter()
+            result.model_called = True
+            async for chunk in rails.provider.astream(sendable):
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                if chunk.text:
+                    released = await window.feed(chunk.text)
+                    if window.blocked:
+                        break
+                    if released:
+                        yield released
+            result.timings_ms["model"] = _ms(start)
+            if not window.blocked:
+                rest = await window.finish()
+                if rest:
+                    yield rest
+            if usage.output_tokens == 0 and window.received:
+                usage = usage.model_copy(
+                    update={"output_tokens": rails.policies.budget.counter.count_text(window.received)}
+                )
+            rails._account(result, usage, self._run_id)
+            if window.verdict is not None:
+                result.verdicts["output"] = window.verdict
+            if window.blocked:
+                rails._block(
+                    result, "output", (window.verdict and window.verdict.error) or "output rails blocked"
+                )
+                result.text = window.released or None
+            else:
+                result.text = window.released
+        finally:
+            rails._finish(result, total, sid, self._run_id)
