@@ -16,7 +16,11 @@ from stockade.guardrails.trust.envelope import AttestationEnvelope
 from stockade.guardrails.trust.hook import AgentTrustHook, SignedMessage
 from stockade.guardrails.trust.keys import KeyRing
 from stockade.guardrails.trust.levels import TrustLevel
-from stockade.guardrails.trust.loading import trust_config_from_path, trust_config_from_yaml
+from stockade.guardrails.trust.loading import (
+    trust_config_from_dict,
+    trust_config_from_path,
+    trust_config_from_yaml,
+)
 from stockade.guardrails.trust.nonces import InMemoryNonceStore, NonceStore
 from stockade.guardrails.trust.policy import GuardrailPolicy
 from stockade.guardrails.trust.registry import AgentIdentity, AgentRegistry
@@ -59,6 +63,7 @@ __all__ = [
     "canonical_json",
     "content_validator_from_guardrail_system",
     "payload_digest",
+    "trust_config_from_dict",
     "trust_config_from_path",
     "trust_config_from_yaml",
 ]

@@ -20,12 +20,15 @@ Scalar = str | int | None
 def canonical_json(fields: Mapping[str, Scalar]) -> bytes:
     """Encode a flat mapping of str/int/None values as RFC 8785 canonical JSON bytes."""
     for key, value in fields.items():
-        if not isinstance(key, str) or not key.isascii():
+        if type(key) is not str or not key.isascii():
             raise TypeError(f"canonical key must be an ASCII string, got {key!r}")
-        if isinstance(value, bool) or not (value is None or isinstance(value, str | int)):
+        if type(value) is int:  # exact type: bool (an int subclass) is refused below
+            if abs(value) > _MAX_SAFE_INT:
+                raise ValueError(f"canonical integer {key!r} is outside the IEEE-754 safe range")
+        elif type(value) is not str and value is not None:
             raise TypeError(f"canonical value of {key!r} must be str, int or None")
-        if isinstance(value, int) and abs(value) > _MAX_SAFE_INT:
-            raise ValueError(f"canonical integer {key!r} is outside the IEEE-754 safe range")
     # With ensure_ascii=False, Python's encoder escapes exactly what JCS escapes, in the same (lowercase) form.
-    text = json.dumps(dict(fields), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return text.encode("utf-8")
+    return _ENCODER.encode(fields if type(fields) is dict else dict(fields)).encode("utf-8")
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)

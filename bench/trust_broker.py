@@ -1,0 +1,326 @@
+"""Benchmark of the trust-broker (issue 6). Not a test: run it by hand.
+
+    .venv/bin/python bench/trust_broker.py [--messages 20000] [--latency-samples 2000]
+
+Measures, in one run and against one nats-server (the pip binary, JetStream on, started here):
+
+1. verify_message() calls per second in-process (AgentTrustEnforcer, in-memory nonce store, 1 kB payloads).
+2. End to end (sender -> trust-broker -> receiver), 1 kB payloads, the broker as its own process
+   (``python -m stockade.trust_broker``, JetStream nonce bucket): verified messages per second with a window
+   of in-flight messages, and the latency of single messages (p50/p99).
+3. The same through a plain forwarder process (FastStream, same queue group and worker count, no verification):
+   the baseline. "Added latency" is broker minus baseline at each percentile.
+4. Replays: every envelope of a batch is sent twice; the number of duplicates the receiver got must be 0.
+
+The ratio broker/plain forwarding is printed last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import nats
+import yaml
+
+from stockade.contracts import subjects
+from stockade.guardrails.trust import AgentTrustEnforcer, AttestationVerifier, KeyRing, trust_config_from_dict
+
+PAYLOAD_BYTES = 1024
+SECRET = "s" * 32
+TRUST_DOC: dict[str, Any] = {
+    "guardrails": {
+        "trust": {
+            "attestation": {"freshness_window_s": 120, "clock_skew_s": 5},
+            "agents": [
+                {
+                    "id": "sender",
+                    "trust": "trusted",
+                    "capabilities": ["work"],
+                    "keys": [{"id": "k1", "secret": SECRET}],
+                },
+                {"id": "receiver", "trust": "trusted", "keys": [{"id": "k1", "secret": SECRET}]},
+            ],
+        }
+    }
+}
+ATTESTATION_HEADER = "Stockade-Attestation"
+NONCE_HEADER = "Stockade-Nonce"
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def payload(i: int) -> bytes:
+    head = f'{{"i":{i},"pad":"'.encode()
+    return head + b"x" * (PAYLOAD_BYTES - len(head) - 2) + b'"}'
+
+
+# --- 1. in-process -----------------------------------------------------------------------------------------
+
+
+async def bench_verify_in_process(n: int) -> float:
+    enforcer = AgentTrustEnforcer.from_config(trust_config_from_dict(TRUST_DOC), receiver="receiver")
+    signed = [
+        (enforcer.sign("sender", "receiver", payload(i), capability="work"), payload(i)) for i in range(n)
+    ]
+    start = time.perf_counter()
+    for env, body in signed:
+        result = await enforcer.verify_message(env.to_json(), body)
+        assert result.passed, result.error
+    return n / (time.perf_counter() - start)
+
+
+# --- processes ---------------------------------------------------------------------------------------------
+
+
+class Servers:
+    def __init__(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="bench-trust-"))
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.port = free_port()
+        self.url = f"nats://127.0.0.1:{self.port}"
+
+    def start_nats(self) -> None:
+        binary = shutil.which("nats-server", path=str(VENV_BIN)) or "nats-server"
+        argv = [binary, "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.tmp / "js")]
+        self.procs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("nats-server did not start")
+
+    def start_broker(self) -> subprocess.Popen[bytes]:
+        config = self.tmp / "trust.yaml"
+        config.write_text(yaml.safe_dump(TRUST_DOC))
+        env = {
+            **os.environ,
+            "TRUST_BROKER_CONFIG_PATH": str(config),
+            "TRUST_BROKER_NATS__URL": self.url,
+            "TRUST_BROKER_LOG__LEVEL": "WARNING",
+        }
+        proc = subprocess.Popen([sys.executable, "-m", "stockade.trust_broker"], env=env)
+        self.procs.append(proc)
+        return proc
+
+    def start_forwarder(self) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([sys.executable, __file__, "--forwarder", self.url])
+        self.procs.append(proc)
+        return proc
+
+    def stop(self, proc: subprocess.Popen[bytes]) -> None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+    def stop_all(self) -> None:
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                self.stop(proc)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+async def run_forwarder(url: str) -> None:
+    """Baseline: FastStream, same queue group and worker count as the broker, forwards without verifying."""
+    from faststream.nats import NatsBroker, NatsMessage
+
+    from stockade.runtime.nats import install_stop_signals
+
+    broker = NatsBroker(url, logger=None)
+
+    @broker.subscriber(subjects.TRUST_SUBMIT_WILDCARD, queue=subjects.TRUST_BROKER_QUEUE, max_workers=32)
+    async def forward(msg: NatsMessage) -> None:
+        receiver = subjects.receiver_of_submit(msg.raw_message.subject)
+        env = json.loads((msg.headers or {}).get(ATTESTATION_HEADER, "{}"))
+        nc = broker.connection  # the same publishing path as the trust-broker
+        await nc.publish(
+            subjects.agent_inbox(receiver), msg.body, headers={NONCE_HEADER: env.get("nonce", "")}
+        )
+        if msg.reply_to:
+            await nc.publish(msg.reply_to, b'{"status": "delivered"}')
+
+    @broker.subscriber(subjects.TRUST_HEALTH)
+    async def health(msg: NatsMessage) -> dict[str, str]:
+        return {"status": "ok"}
+
+    stop = asyncio.Event()
+    install_stop_signals(stop)
+    await broker.start()
+    await stop.wait()
+    await broker.stop()
+
+
+# --- 2/3. end to end ---------------------------------------------------------------------------------------
+
+
+async def wait_healthy(nc: Any, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            reply = await nc.request(subjects.TRUST_HEALTH, b"", timeout=0.5)
+            if json.loads(reply.data).get("status") == "ok":
+                return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+
+
+async def end_to_end(url: str, messages: int, latency_samples: int, window: int) -> dict[str, Any]:
+    verifier = AttestationVerifier(KeyRing({"sender": {"k1": SECRET}}))
+    sender = await nats.connect(url, pending_size=64 * 1024 * 1024)
+    receiver = await nats.connect(url)
+    try:
+        await wait_healthy(sender)
+        arrivals: dict[str, float] = {}
+        duplicates = 0
+        got = asyncio.Event()
+        expected = 0
+        slots: asyncio.Semaphore | None = None
+
+        async def on_message(msg: Any) -> None:
+            nonlocal duplicates, slots
+            nonce = (msg.headers or {}).get(NONCE_HEADER, "")
+            if nonce in arrivals:
+                duplicates += 1
+            arrivals[nonce] = time.perf_counter()
+            if slots is not None:
+                slots.release()
+            if len(arrivals) >= expected:
+                got.set()
+
+        await receiver.subscribe(
+            subjects.agent_inbox("receiver"), cb=on_message, pending_msgs_limit=1_000_000
+        )
+        await receiver.flush()
+        subject = subjects.trust_submit("receiver")
+
+        def sign(i: int) -> tuple[str, dict[str, str], bytes]:
+            body = payload(i)
+            env = verifier.sign("sender", "receiver", body, capability="work")
+            return env.nonce, {ATTESTATION_HEADER: env.to_json()}, body
+
+        # Warm-up (JIT-free Python still has caches, connections, the KV bucket).
+        expected = 200
+        for i in range(200):
+            _, headers, body = sign(i)
+            await sender.publish(subject, body, headers=headers)
+        await asyncio.wait_for(got.wait(), 30)
+
+        # Throughput: keep at most `window` messages in flight.
+        batch = [sign(i) for i in range(messages)]
+        arrivals.clear()
+        got.clear()
+        expected = messages
+        slots = asyncio.Semaphore(window)
+        start = time.perf_counter()
+        for _, headers, body in batch:
+            await slots.acquire()
+            await sender.publish(subject, body, headers=headers)
+        await asyncio.wait_for(got.wait(), 120)
+        throughput = messages / (time.perf_counter() - start)
+        slots = None
+
+        # Latency: one message at a time.
+        latencies = []
+        for i in range(latency_samples):
+            nonce, headers, body = sign(i)
+            arrivals.clear()
+            got.clear()
+            expected = 1
+            sent = time.perf_counter()
+            await sender.publish(subject, body, headers=headers)
+            await asyncio.wait_for(got.wait(), 10)
+            latencies.append((arrivals[nonce] - sent) * 1000)
+        latencies.sort()
+
+        # Replays: every envelope twice; a verifying broker must deliver each once.
+        replay_batch = [sign(i) for i in range(500)]
+        arrivals.clear()
+        got.clear()
+        duplicates = 0
+        expected = len(replay_batch)
+        for _, headers, body in replay_batch + replay_batch:
+            await sender.publish(subject, body, headers=headers)
+        await asyncio.wait_for(got.wait(), 30)
+        await asyncio.sleep(0.5)
+        return {
+            "throughput": throughput,
+            "p50_ms": statistics.median(latencies),
+            "p99_ms": latencies[int(len(latencies) * 0.99) - 1],
+            "replays_accepted": duplicates,
+        }
+    finally:
+        await sender.close()
+        await receiver.close()
+
+
+async def main(args: argparse.Namespace) -> None:
+    verify_rate = await bench_verify_in_process(args.verify_calls)
+    print(
+        f"verify_message() in-process: {verify_rate:,.0f} calls/s ({args.verify_calls} calls, 1 kB payloads)"
+    )
+    servers = Servers()
+    try:
+        servers.start_nats()
+        forwarder = servers.start_forwarder()
+        plain = await end_to_end(servers.url, args.messages, args.latency_samples, args.window)
+        servers.stop(forwarder)
+        broker = servers.start_broker()
+        verified = await end_to_end(servers.url, args.messages, args.latency_samples, args.window)
+        servers.stop(broker)
+    finally:
+        servers.stop_all()
+    for name, r in (("plain forwarding", plain), ("trust-broker", verified)):
+        print(
+            f"{name:17s}: {r['throughput']:8,.0f} msg/s end to end; latency p50 {r['p50_ms']:.2f} ms, "
+            f"p99 {r['p99_ms']:.2f} ms; duplicates delivered when every envelope is sent twice: "
+            f"{r['replays_accepted']}"
+        )
+    print(
+        f"added latency by verification: p50 {verified['p50_ms'] - plain['p50_ms']:+.2f} ms, "
+        f"p99 {verified['p99_ms'] - plain['p99_ms']:+.2f} ms"
+    )
+    print(f"replays accepted by the trust-broker: {verified['replays_accepted']}")
+    print(
+        f"ratio trust-broker / plain forwarding (msg/s): {verified['throughput'] / plain['throughput']:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--messages", type=int, default=20_000)
+    parser.add_argument("--latency-samples", type=int, default=2_000)
+    parser.add_argument("--verify-calls", type=int, default=20_000)
+    parser.add_argument(
+        "--window", type=int, default=1_000, help="max messages in flight in the throughput run"
+    )
+    parser.add_argument("--forwarder", metavar="URL", help=argparse.SUPPRESS)
+    parsed = parser.parse_args()
+    if parsed.forwarder:
+        asyncio.run(run_forwarder(parsed.forwarder))
+    else:
+        asyncio.run(main(parsed))
