@@ -1,0 +1,278 @@
+"""deploy/k8s: manifests parse, every workload is probed, resourced and locked down, and references resolve.
+
+``deployment_problems`` returns problems as strings; the tests run it on the real manifests and on broken
+copies of them, so a rule that stops catching its mistake fails here. No cluster is needed.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+K8S = ROOT / "deploy" / "k8s"
+TEMPLATE = "secret.template.yaml"
+SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|API_KEY|ACCESS_KEY|PRIVATE_KEY|DATABASE_URL|_URL$", re.I)
+HTTP_SERVICES = {"prompt-api": 8101, "model-api": 8102, "guardrail-ingest": 8103}
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def pod_spec(doc: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = doc["spec"]["template"]["spec"]
+    return spec
+
+
+def container_problems(where: str, pod: dict[str, Any], container: dict[str, Any]) -> list[str]:
+    problems = []
+    pod_ctx, ctx = pod.get("securityContext") or {}, container.get("securityContext") or {}
+    if ctx.get("runAsNonRoot", pod_ctx.get("runAsNonRoot")) is not True:
+        problems.append(f"{where}: runAsNonRoot is not true")
+    if ctx.get("runAsUser", pod_ctx.get("runAsUser")) == 0:
+        problems.append(f"{where}: runAsUser 0")
+    if ctx.get("readOnlyRootFilesystem") is not True:
+        problems.append(f"{where}: readOnlyRootFilesystem is not true")
+    if ctx.get("allowPrivilegeEscalation") is not False:
+        problems.append(f"{where}: allowPrivilegeEscalation is not false")
+    if "ALL" not in ((ctx.get("capabilities") or {}).get("drop") or []):
+        problems.append(f"{where}: capabilities are not all dropped")
+    resources = container.get("resources") or {}
+    for kind in ("requests", "limits"):
+        if not {"cpu", "memory"} <= set((resources.get(kind) or {}).keys()):
+            problems.append(f"{where}: resources.{kind} needs cpu and memory")
+    image = str(container.get("image", ""))
+    if ":" not in image or image.endswith(":latest"):
+        problems.append(f"{where}: image {image!r} has no fixed tag")
+    tmp_volumes = {v["name"] for v in pod.get("volumes") or [] if "emptyDir" in v}
+    if not any(
+        m["mountPath"] == "/tmp" and m["name"] in tmp_volumes for m in container.get("volumeMounts") or []
+    ):
+        problems.append(f"{where}: no writable /tmp (emptyDir) on a read-only root filesystem")
+    for env in container.get("env") or []:
+        if "value" in env and SECRET_NAME.search(env["name"]):
+            problems.append(f"{where}: {env['name']} is set in clear text; use valueFrom.secretKeyRef")
+    return problems
+
+
+def probe_problems(where: str, container: dict[str, Any], http: bool) -> list[str]:
+    problems = []
+    ports = {p.get("name") for p in container.get("ports") or []} | {
+        p["containerPort"] for p in container.get("ports") or []
+    }
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        spec = container.get(probe)
+        if not spec:
+            problems.append(f"{where}: no {probe}")
+            continue
+        if http:
+            get = spec.get("httpGet") or {}
+            if get.get("path") != path:
+                problems.append(f"{where}: {probe} must GET {path}")
+            if get.get("port") not in ports:
+                problems.append(f"{where}: {probe} port {get.get('port')!r} is not a container port")
+        elif not (spec.get("exec") or spec.get("httpGet") or spec.get("tcpSocket") or spec.get("grpc")):
+            problems.append(f"{where}: {probe} has no handler")
+    return problems
+
+
+def deployment_problems(doc: dict[str, Any]) -> list[str]:
+    """Rules for a Deployment (and a Job's pod, without the probes)."""
+    name = doc["metadata"]["name"]
+    pod = pod_spec(doc)
+    problems = []
+    if pod.get("automountServiceAccountToken") is not False:
+        problems.append(f"{name}: the pod mounts a service-account token it does not need")
+    if doc["kind"] == "Deployment":
+        labels = doc["spec"]["template"]["metadata"].get("labels") or {}
+        selector = doc["spec"]["selector"].get("matchLabels") or {}
+        if not selector or any(labels.get(k) != v for k, v in selector.items()):
+            problems.append(f"{name}: selector does not match the pod labels")
+    for container in pod["containers"]:
+        where = f"{name}/{container['name']}"
+        problems += container_problems(where, pod, container)
+        if doc["kind"] == "Deployment":
+            problems += probe_problems(where, container, http=name in HTTP_SERVICES)
+    return problems
+
+
+# --- fixtures --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def manifests() -> dict[str, list[dict[str, Any]]]:
+    return {path.name: load(path) for path in sorted(K8S.glob("*.yaml"))}
+
+
+@pytest.fixture(scope="module")
+def applied(manifests: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Every object kustomization.yaml applies."""
+    kustomization = manifests["kustomization.yaml"][0]
+    return [doc for name in kustomization["resources"] for doc in manifests[name]]
+
+
+def of_kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def containers_of(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for d in docs if d["kind"] in ("Deployment", "Job") for c in pod_spec(d)["containers"]]
+
+
+# --- the real manifests ----------------------------------------------------------------------------------
+def test_every_manifest_parses_into_named_objects(manifests: dict[str, list[dict[str, Any]]]) -> None:
+    assert manifests
+    for name, docs in manifests.items():
+        assert docs, name
+        for doc in docs:
+            assert doc.get("apiVersion") and doc.get("kind"), name
+            if doc["kind"] != "Kustomization":
+                assert doc["metadata"]["name"], name
+
+
+def test_kustomization_applies_every_manifest_but_the_secret_template(
+    manifests: dict[str, list[dict[str, Any]]],
+) -> None:
+    kustomization = manifests["kustomization.yaml"][0]
+    listed = set(kustomization["resources"])
+    assert listed == set(manifests) - {"kustomization.yaml", TEMPLATE}
+    images = {i["name"] for i in kustomization["images"]}
+    assert images == {c["image"].split(":")[0] for c in containers_of(sum(manifests.values(), []))}
+
+
+def test_each_service_has_a_deployment_and_each_http_service_a_service(applied: list[dict[str, Any]]) -> None:
+    deployments = {d["metadata"]["name"]: d for d in of_kind(applied, "Deployment")}
+    services = sorted(p.name for p in (ROOT / "services").iterdir() if (p / "pyproject.toml").is_file())
+    assert sorted(deployments) == services
+    for svc in of_kind(applied, "Service"):
+        target = deployments[svc["metadata"]["name"]]
+        pod_labels = target["spec"]["template"]["metadata"]["labels"]
+        assert all(pod_labels.get(k) == v for k, v in svc["spec"]["selector"].items())
+        names = {p.get("name") for c in pod_spec(target)["containers"] for p in c.get("ports") or []}
+        assert all(p["targetPort"] in names for p in svc["spec"]["ports"])
+    assert {s["metadata"]["name"] for s in of_kind(applied, "Service")} == set(HTTP_SERVICES)
+
+
+def test_workloads_follow_the_rules(applied: list[dict[str, Any]]) -> None:
+    workloads = [d for d in applied if d["kind"] in ("Deployment", "Job")]
+    assert len(workloads) == 5
+    assert [p for d in workloads for p in deployment_problems(d)] == []
+
+
+def test_pods_run_as_the_user_of_their_image(applied: list[dict[str, Any]]) -> None:
+    for doc in [d for d in applied if d["kind"] in ("Deployment", "Job")]:
+        for container in pod_spec(doc)["containers"]:
+            service = container["image"].split(":")[0].removeprefix("stockade/")
+            dockerfile = (ROOT / "deploy" / service / "Dockerfile").read_text()
+            user = re.findall(r"(?m)^USER\s+(\d+)", dockerfile)[-1]
+            assert str(pod_spec(doc)["securityContext"]["runAsUser"]) == user
+
+
+def test_http_ports_agree_with_settings_and_images(applied: list[dict[str, Any]]) -> None:
+    for doc in of_kind(applied, "Deployment"):
+        name = doc["metadata"]["name"]
+        if name not in HTTP_SERVICES:
+            continue
+        (container,) = pod_spec(doc)["containers"]
+        port = HTTP_SERVICES[name]
+        prefix = name.upper().replace("-", "_")
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env[f"{prefix}_HTTP__PORT"] == str(port)
+        assert env[f"{prefix}_HTTP__HOST"] == "0.0.0.0"
+        assert [p["containerPort"] for p in container["ports"]] == [port]
+        assert f"EXPOSE {port}" in (ROOT / "deploy" / name / "Dockerfile").read_text()
+        assert all(k.startswith(prefix + "_") for k in env), "each service reads only its own prefix"
+
+
+def test_every_secret_and_config_reference_resolves(
+    manifests: dict[str, list[dict[str, Any]]], applied: list[dict[str, Any]]
+) -> None:
+    secrets = {d["metadata"]["name"]: set(d["stringData"]) for d in manifests[TEMPLATE]}
+    configs = {d["metadata"]["name"]: set(d["data"]) for d in of_kind(applied, "ConfigMap")}
+    for container in containers_of(applied):
+        for env in container.get("env") or []:
+            ref = env.get("valueFrom") or {}
+            if "secretKeyRef" in ref:
+                assert ref["secretKeyRef"]["key"] in secrets[ref["secretKeyRef"]["name"]], env
+            if "configMapKeyRef" in ref:
+                assert ref["configMapKeyRef"]["key"] in configs[ref["configMapKeyRef"]["name"]], env
+        for source in container.get("envFrom") or []:
+            assert source["secretRef"]["name"] in secrets
+    for doc in of_kind(applied, "Deployment"):
+        for volume in pod_spec(doc).get("volumes") or []:
+            if "secret" in volume:
+                keys = {i["key"] for i in volume["secret"].get("items") or []}
+                assert keys <= secrets[volume["secret"]["secretName"]]
+
+
+def test_secret_template_holds_placeholders_only(manifests: dict[str, list[dict[str, Any]]]) -> None:
+    for doc in manifests[TEMPLATE]:
+        assert doc["kind"] == "Secret"
+        for key, value in doc["stringData"].items():
+            assert "REPLACE_ME" in value, f"{doc['metadata']['name']}.{key} must be a placeholder"
+
+
+def test_no_secret_detector_finding_in_the_manifests() -> None:
+    from detect_secrets import SecretsCollection
+    from detect_secrets.settings import default_settings
+
+    with default_settings():
+        found = SecretsCollection()
+        for path in sorted(K8S.glob("*.yaml")):
+            if (
+                path.name != TEMPLATE
+            ):  # its keywords are placeholders: test_secret_template_holds_placeholders_only
+                found.scan_file(str(path))
+    assert [(f, s.type) for f, secrets in found.data.items() for s in secrets] == []
+
+
+# --- the checker catches its mistakes --------------------------------------------------------------------
+def container(doc: dict[str, Any]) -> dict[str, Any]:
+    first: dict[str, Any] = pod_spec(doc)["containers"][0]
+    return first
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: container(d).pop("readinessProbe"), "no readinessProbe"),
+        (lambda d: container(d).pop("livenessProbe"), "no livenessProbe"),
+        (lambda d: container(d)["readinessProbe"]["httpGet"].update(path="/healthz"), "must GET /readyz"),
+        (lambda d: container(d)["livenessProbe"]["httpGet"].update(port="web"), "not a container port"),
+        (lambda d: pod_spec(d)["securityContext"].pop("runAsNonRoot"), None),  # container keeps it
+        (
+            lambda d: (
+                pod_spec(d)["securityContext"].pop("runAsNonRoot"),
+                container(d)["securityContext"].pop("runAsNonRoot"),
+            ),
+            "runAsNonRoot is not true",
+        ),
+        (lambda d: pod_spec(d)["securityContext"].update(runAsUser=0), "runAsUser 0"),
+        (lambda d: container(d)["securityContext"].update(readOnlyRootFilesystem=False), "readOnlyRoot"),
+        (lambda d: container(d)["securityContext"].pop("allowPrivilegeEscalation"), "allowPrivilegeEscal"),
+        (lambda d: container(d)["securityContext"].update(capabilities={}), "not all dropped"),
+        (lambda d: container(d)["resources"].pop("limits"), "resources.limits"),
+        (lambda d: container(d).update(image="stockade/prompt-api:latest"), "no fixed tag"),
+        (lambda d: container(d).update(image="stockade/prompt-api"), "no fixed tag"),
+        (lambda d: container(d).pop("volumeMounts"), "no writable /tmp"),
+        (lambda d: container(d)["env"].append({"name": "X_PASSWORD", "value": "hunter2"}), "clear text"),
+        (lambda d: pod_spec(d).pop("automountServiceAccountToken"), "service-account token"),
+        (lambda d: d["spec"]["selector"]["matchLabels"].update(app="other"), "selector"),
+    ],
+)
+def test_deployment_checker_catches_a_mistake(
+    manifests: dict[str, list[dict[str, Any]]], mutate: Any, expected: str | None
+) -> None:
+    real = of_kind(manifests["prompt-api.yaml"], "Deployment")[0]
+    bad = copy.deepcopy(real)
+    mutate(bad)
+    assert bad != real
+    problems = deployment_problems(bad)
+    if expected is None:
+        assert problems == []
+    else:
+        assert any(expected in p for p in problems), problems
