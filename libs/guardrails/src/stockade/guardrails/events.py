@@ -20,7 +20,7 @@ class EventKind(StrEnum):
     GENERATE = "generate"
     TOOL_AUTHORIZATION = "tool_authorization"
     RATE_LIMIT = "rate_limit"
-    TOKEN_BUDGET = "token_budget"
+    TOKEN_BUDGET = "token_budget"  # noqa: S105 - an event kind, not a secret
     PII_AUDIT = "pii_audit"
     TRUST = "trust"
 

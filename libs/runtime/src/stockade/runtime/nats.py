@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import nats
 from nats.aio.client import Client as NatsClient
@@ -35,6 +36,7 @@ async def connect_nats(settings: NatsSettings, *, name: str = "stockade") -> Nat
         "allow_reconnect": True,
         "max_reconnect_attempts": -1,
         "reconnect_time_wait": 0.5,
+        "error_cb": _logged_error,
     }
     if settings.user:
         options["user"] = settings.user
@@ -45,7 +47,13 @@ async def connect_nats(settings: NatsSettings, *, name: str = "stockade") -> Nat
     while True:
         attempt += 1
         try:
-            return await nats.connect(**options)
+            for server in settings.servers():
+                with contextlib.suppress(ConnectionError):
+                    await tcp_reachable(server, settings.connect_timeout_s)
+                    break
+            else:
+                raise ConnectionError("no NATS server answers")
+            return await asyncio.wait_for(nats.connect(**options), timeout=settings.connect_timeout_s * 3)
         except Exception as exc:
             if time.monotonic() >= deadline:
                 raise NatsUnavailableError(
@@ -53,6 +61,47 @@ async def connect_nats(settings: NatsSettings, *, name: str = "stockade") -> Nat
                     "start it (stockade up starts one) or set the service's NATS__URL"
                 ) from exc
             await asyncio.sleep(min(0.2 * attempt, 1.0))
+
+
+async def _quiet_error(exc: Exception) -> None:
+    log.debug("NATS client error: %s", exc)
+
+
+async def _logged_error(exc: Exception) -> None:
+    log.warning("NATS client error: %s: %s", type(exc).__name__, exc)
+
+
+async def tcp_reachable(url: str, timeout_s: float) -> None:
+    """Raise ConnectionError fast when nothing listens at ``url`` (nats-py may retry for minutes otherwise)."""
+    parsed = urlsplit(url if "://" in url else f"nats://{url}")
+    host, port = parsed.hostname or "127.0.0.1", parsed.port or 4222
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout=timeout_s)
+    except (OSError, TimeoutError) as exc:
+        raise ConnectionError(f"nothing answers at {host}:{port} ({type(exc).__name__})") from exc
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+
+
+async def probe_connect(url: str, *, timeout_s: float = 1.0, **options: Any) -> NatsClient:
+    """One bounded connection attempt with no retries and no traceback noise (probes, health checks).
+
+    nats-py's initial connect can loop far beyond ``connect_timeout`` (nats-io/nats.py#645), so the attempt is
+    preceded by a TCP check and bounded by ``asyncio.wait_for``.
+    """
+    await tcp_reachable(url, timeout_s)
+    return await asyncio.wait_for(
+        nats.connect(
+            url,
+            connect_timeout=timeout_s,
+            allow_reconnect=False,
+            max_reconnect_attempts=0,
+            error_cb=_quiet_error,
+            **options,
+        ),
+        timeout=timeout_s * 3,
+    )
 
 
 async def drain(nc: NatsClient, timeout_s: float = 10.0) -> None:

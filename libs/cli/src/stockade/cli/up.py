@@ -1,0 +1,105 @@
+"""``stockade up``: start the embedded stack, print where everything is, stop it cleanly on Ctrl-C/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from types import FrameType
+
+from stockade.cli import progress
+from stockade.cli.processes import Child, wait_any_exit
+from stockade.cli.stack import (
+    DemoInfo,
+    StackConfig,
+    StartupError,
+    check_ports,
+    prepare_database,
+    start_nats,
+    start_service,
+    wait_healthy,
+)
+
+SERVICES = ("prompt-api", "model-api", "guardrail-ingest", "trust-broker")
+
+
+def run_up(cfg: StackConfig) -> int:
+    stop_requested = [False]
+    children: list[Child] = []
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        if not stop_requested[0]:
+            print(f"\n{signal.Signals(signum).name} received: stopping the stack...", flush=True)
+        stop_requested[0] = True
+        raise KeyboardInterrupt  # interrupts start-up waits as well
+
+    old = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    code = 0
+    try:
+        code = _start_and_wait(cfg, children, stop_requested)
+    except KeyboardInterrupt:
+        code = 0
+    except StartupError as exc:
+        progress.fail("stockade up", str(exc))
+        code = 1
+    finally:
+        for sig in old:  # the shutdown itself must not be interrupted
+            signal.signal(sig, signal.SIG_IGN)
+        _stop_all(children)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    return code
+
+
+def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: list[bool]) -> int:
+    cfg.state_dir.mkdir(parents=True, exist_ok=True)
+    print(f"Stockade embedded stack in {cfg.state_dir} (logs in {cfg.log_dir})", flush=True)
+    check_ports(cfg)
+    with progress.starting("nats-server", f"{cfg.nats_url}, JetStream in {cfg.state_dir / 'nats'}"):
+        children.append(start_nats(cfg))
+    with progress.starting("database", f"SQLite {cfg.db_path} (migrate, seed demo data if empty)"):
+        demo = prepare_database(cfg)
+    started: dict[str, Child] = {}
+    for name in SERVICES:
+        progress.info(f"starting {name}")
+        started[name] = start_service(cfg, name)
+        children.append(started[name])
+    asyncio.run(wait_healthy(cfg, started))
+    _print_summary(cfg, demo)
+    crashed = wait_any_exit(children, stop_requested)
+    if crashed is not None:
+        progress.fail(
+            crashed.name, f"exited with code {crashed.proc.returncode}; last lines:\n{crashed.log_tail()}"
+        )
+        return 1
+    return 0
+
+
+def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
+    print("\nStockade is up.", flush=True)
+    for name, (_, _, port) in cfg.http_services().items():
+        print(f"  {name:<17} http://{cfg.host}:{port}")
+    print(f"  {'trust-broker':<17} {cfg.nats_url} (publish to trust.submit.<receiver>)")
+    print(f"  {'console':<17} http://{cfg.host}:{cfg.model_port}/")
+    if demo:
+        print(f"\n  demo API key      {demo.api_key}")
+        print(f"  demo project      {demo.project_id}")
+        url = f"http://{cfg.host}:{cfg.prompt_port}/prompts?project_id={demo.project_id}"
+        print(f"  try:  curl -H 'X-API-Key: {demo.api_key}' '{url}'")
+    print("\nPress Ctrl-C to stop.", flush=True)
+
+
+def _stop_all(children: list[Child]) -> None:
+    if not children:
+        return
+    for child in reversed(children):  # services first, NATS last (they drain into it)
+        if child.alive:
+            progress.info(f"stopping {child.name}")
+        code = child.stop()
+        if code not in (0, -15, 143, None):
+            progress.info(f"{child.name} exited with code {code} (log: {child.log_path})")
+    print("stopped cleanly.", flush=True)
+
+
+def default_state_dir() -> Path:
+    return Path.cwd() / ".stockade"
