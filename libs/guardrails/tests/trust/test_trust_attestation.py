@@ -146,3 +146,15 @@ async def test_secrets_never_reach_repr_or_logs(verifier, caplog, make_trust_con
     for secret in ("p" * 32, "P" * 40, "e" * 32):
         assert secret not in text
         assert secret not in caplog.text
+
+
+async def test_a_given_empty_store_is_the_one_used(make_trust_config, clock):
+    # Regression: an empty store is falsy (it has __len__); it must still be used, shared across verifiers.
+    cfg = make_trust_config()
+    shared = InMemoryNonceStore(clock=clock)
+    first = AttestationVerifier(KeyRing.from_config(cfg), shared, config=cfg.attestation, clock=clock)
+    second = AttestationVerifier(KeyRing.from_config(cfg), shared, config=cfg.attestation, clock=clock)
+    env = first.sign("planner", "executor", PAYLOAD)
+    assert (await first.verify(env, PAYLOAD)).passed
+    assert (await second.verify(env, PAYLOAD)).reason is RejectionReason.REPLAY
+    assert len(shared) == 1

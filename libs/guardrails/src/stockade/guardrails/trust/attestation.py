@@ -50,7 +50,7 @@ class AttestationVerifier:
     ) -> None:
         self.keys = keys
         self.config = config or AttestationConfig()
-        self.nonce_store: NonceStore = nonce_store or InMemoryNonceStore(clock=clock)
+        self.nonce_store: NonceStore = InMemoryNonceStore(clock=clock) if nonce_store is None else nonce_store
         self._clock = clock
 
     def sign(

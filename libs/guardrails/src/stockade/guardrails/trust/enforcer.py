@@ -52,7 +52,7 @@ class AgentTrustEnforcer:
         self.verifier = verifier
         self.content_validator = content_validator
         self.receiver = receiver
-        self._recorder = recorder or NullRecorder()
+        self._recorder: EventRecorder = NullRecorder() if recorder is None else recorder
 
     @classmethod
     def from_config(
