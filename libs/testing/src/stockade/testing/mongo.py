@@ -161,7 +161,12 @@ def mongodb_url(request: pytest.FixtureRequest) -> Iterator[str]:
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
         report.record("mongo", ServerRecord("mongoeco", unavailable="failed to start"))
         server_unavailable(SERVER, f"could not run mongoeco with {python}: {exc}; {HOW_TO}")
-    report.record("mongo", ServerRecord("started locally (mongoeco wire server)", server.version, server.url))
+    report.record(
+        "mongo",
+        ServerRecord(
+            "started locally (mongoeco wire server)", server.version, server.url, pid=server.process.pid
+        ),
+    )
     try:
         yield server.url
     finally:

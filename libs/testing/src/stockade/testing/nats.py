@@ -97,13 +97,17 @@ class NatsServer:
         self.version: str | None = None
         self.config_path: Path | None = None
         argv = [str(binary)]
+        own_store_dir = config is not None and "store_dir" in config
         if config is not None:
             self.config_path = self.base / "nats.conf"
             text = config.replace("{port}", str(self.port)).replace("{store_dir}", str(self.store_dir))
             self.config_path.write_text(text)
             argv += ["-c", str(self.config_path)]
-        # Flags after -c override the file: the harness always owns address, port and store dir.
-        argv += ["-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store_dir)]
+        # Flags override the file: the harness always owns address and port. nats-server refuses a
+        # store_dir given twice, so a config that names one keeps it (use the {store_dir} placeholder).
+        argv += ["-a", "127.0.0.1", "-p", str(self.port), "-js"]
+        if not own_store_dir:
+            argv += ["-sd", str(self.store_dir)]
         self.process = ManagedProcess(argv, log_path=self.base / "nats-server.log")
         info: list[dict[str, Any]] = []
 
@@ -134,9 +138,10 @@ class NatsServerFactory:
     """``factory(config_text=None) -> NatsServer``; every server it started is stopped at session end.
 
     ``config_text`` is a nats-server config (e.g. ``authorization { users = [...] }`` or ``accounts {...}``).
-    The factory adds ``-a 127.0.0.1 -p <free port> -js -sd <temp dir>`` on the command line, which
-    override any ``listen``/``port``/``store_dir`` in the text; ``{port}`` and ``{store_dir}`` in the text
-    are replaced by those values if you need them.
+    The factory adds ``-a 127.0.0.1 -p <free port> -js -sd <temp dir>`` on the command line; the flags
+    override any ``listen``/``port`` in the text. ``{port}`` and ``{store_dir}`` in the text are replaced
+    by those values. A text that sets ``store_dir`` itself gets no ``-sd`` flag (nats-server rejects a
+    duplicate store_dir): write ``store_dir: "{store_dir}"`` to keep it in the per-server temp dir.
     """
 
     def __init__(self, binary: Path) -> None:
@@ -177,7 +182,10 @@ def nats_url(request: pytest.FixtureRequest) -> Iterator[str]:
     except (RuntimeError, OSError) as exc:
         report.record("nats", ServerRecord("local", unavailable="failed to start"))
         server_unavailable(SERVER, f"could not start {binary}: {exc}; {HOW_TO}")
-    report.record("nats", ServerRecord(f"started locally ({binary})", server.version, server.url))
+    report.record(
+        "nats",
+        ServerRecord(f"started locally ({binary})", server.version, server.url, pid=server.process.pid),
+    )
     request.config.stash[_VERSION] = server.version or ""
     try:
         yield server.url

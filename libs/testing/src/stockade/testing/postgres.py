@@ -218,7 +218,10 @@ def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
         cluster.stop()
         report.record("postgres", ServerRecord("local", unavailable="failed to start"))
         server_unavailable(SERVER, f"could not start a local cluster from {bindir}: {exc}; {HOW_TO}")
-    report.record("postgres", ServerRecord(f"started locally ({bindir})", version, display_url(cluster.url)))
+    pid = cluster.process.pid if cluster.process else None
+    report.record(
+        "postgres", ServerRecord(f"started locally ({bindir})", version, display_url(cluster.url), pid=pid)
+    )
     try:
         yield cluster.url
     finally:

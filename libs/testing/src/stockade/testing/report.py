@@ -36,6 +36,7 @@ class ServerRecord:
     version: str | None = None
     address: str | None = None
     unavailable: str | None = None
+    pid: int | None = None  # the server process, when the harness started one
 
     def describe(self) -> str:
         if self.unavailable is not None:
