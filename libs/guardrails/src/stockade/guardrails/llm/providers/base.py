@@ -40,5 +40,12 @@ class ModelProvider(Protocol):
 
 def error_summary(provider: str, exc: BaseException) -> str:
     """A short reason for a failed call: the exception type and HTTP status when there is one."""
-    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):  # botocore ClientError
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        code = response.get("Error", {}).get("Code")
+        return f"{provider} call failed: {code or type(exc).__name__}" + (
+            f" (HTTP {status})" if status else ""
+        )
+    status = getattr(exc, "status_code", None) or getattr(response, "status_code", None)
     return f"{provider} call failed: {type(exc).__name__}" + (f" (HTTP {status})" if status else "")
