@@ -143,3 +143,12 @@ def _null_system() -> GuardrailSystem:
     return GuardrailSystem(
         {"guardrails": {"checks": {n: {"enabled": False} for n in ("pii", "exfiltration", "classification")}}}
     )
+
+
+def test_policy_and_rails_names_are_exported() -> None:
+    import stockade.guardrails as g
+    import stockade.guardrails.testing as testing
+
+    for name in ("LLMRails", "PolicyEngine", "AgentHooks", "Approval", "ModelConfig", "GenerationResult"):
+        assert name in g.__all__ and hasattr(g, name)
+    assert "FakeModelProvider" in testing.__all__

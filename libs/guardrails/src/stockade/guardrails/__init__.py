@@ -17,6 +17,30 @@ from stockade.guardrails.errors import (
     MissingExtraError,
     PrivilegeError,
 )
+from stockade.guardrails.llm.config import ModelConfig
+from stockade.guardrails.llm.messages import (
+    ChatMessage,
+    ChatRequest,
+    ModelResponse,
+    TokenUsage,
+    ToolDefinition,
+)
+from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
+from stockade.guardrails.llm.rails import LLMRails, RailsStream
+from stockade.guardrails.llm.result import GenerationResult
+from stockade.guardrails.policies import (
+    AgentHooks,
+    Approval,
+    InMemoryCounterStore,
+    NatsKVCounterStore,
+    PoliciesConfig,
+    PolicyEngine,
+    RateLimiter,
+    TokenBudget,
+    ToolAuthorizer,
+    ToolCallTicket,
+    args_hash,
+)
 from stockade.guardrails.system import GuardrailSystem
 from stockade.guardrails.trust import (
     AgentIdentity,
@@ -85,4 +109,31 @@ __all__ += [
     "TrustConfig",
     "TrustLevel",
     "content_validator_from_guardrail_system",
+]
+
+# --- policies (token budget, tool authorization, rate limits) and LLMRails ---
+__all__ += [
+    "AgentHooks",
+    "Approval",
+    "ChatMessage",
+    "ChatRequest",
+    "GenerationResult",
+    "InMemoryCounterStore",
+    "LLMRails",
+    "ModelConfig",
+    "ModelProvider",
+    "ModelProviderError",
+    "ModelResponse",
+    "NatsKVCounterStore",
+    "PoliciesConfig",
+    "PolicyEngine",
+    "RailsStream",
+    "RateLimiter",
+    "TokenBudget",
+    "TokenUsage",
+    "ToolAuthorizer",
+    "ToolCallTicket",
+    "ToolDefinition",
+    "args_hash",
+    "build_provider",
 ]
