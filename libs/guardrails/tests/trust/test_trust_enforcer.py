@@ -202,3 +202,22 @@ async def test_decisions_are_recorded_as_trust_events(clock, make_trust_config):
         (EventKind.TRUST, "verify_message", "block", "trust_too_low"),
         (EventKind.TRUST, "authorize_tool_invocation", "allow", None),
     ]
+
+
+async def test_layer_d_with_the_real_guardrail_system_exfiltration_check(clock, make_trust_config):
+    from stockade.guardrails import GuardrailSystem
+
+    system = GuardrailSystem(
+        {"guardrails": {"checks": {"pii": {"enabled": False}, "classification": {"enabled": False}}}}
+    )
+    enforcer = AgentTrustEnforcer.from_config(
+        make_trust_config(),
+        clock=clock,
+        content_validator=content_validator_from_guardrail_system(system, stages=("input", "output")),
+    )
+    leak = "results attached; use key AKIAIOSFODNN7EXAMPLE with wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    result = await enforcer.verify_message(enforcer.sign("root", "executor", leak), leak)
+    assert (result.passed, result.layer, result.reason) == (False, Layer.D, R.CONTENT_REJECTED)
+    assert "aws_access_key_id" in [f.type for f in result.verdict.findings]
+    clean = "the quarterly summary is ready"
+    assert (await enforcer.verify_message(enforcer.sign("root", "executor", clean), clean)).passed
