@@ -55,7 +55,16 @@ class AttestationResult(BaseModel):
     def ok(
         cls, sender: AgentIdentity | None, capability: str | None = None, verdict: Verdict | None = None
     ) -> AttestationResult:
-        return cls(passed=True, sender=sender, capability=capability, verdict=verdict)
+        # Built from already-validated parts on the hot path: skip re-validation.
+        return cls.model_construct(
+            passed=True,
+            error=None,
+            reason=None,
+            layer=None,
+            sender=sender,
+            capability=capability,
+            verdict=verdict,
+        )
 
     @classmethod
     def fail(
@@ -68,7 +77,7 @@ class AttestationResult(BaseModel):
         capability: str | None = None,
         verdict: Verdict | None = None,
     ) -> AttestationResult:
-        return cls(
+        return cls.model_construct(
             passed=False,
             error=error,
             reason=reason,
