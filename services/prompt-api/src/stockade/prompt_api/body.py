@@ -1,0 +1,43 @@
+"""Request bodies: the size limit before parsing (413), then JSON and the model (422)."""
+
+from __future__ import annotations
+
+import json
+from typing import TypeVar
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ValidationError
+
+from stockade.prompt_api.errors import BodyTooLarge
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def read_limited(request: Request, limit: int) -> bytes:
+    """The body, refusing early: on Content-Length, and while streaming (chunked uploads)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(f"request body is {declared} bytes; the limit is {limit}")
+    chunks: list[bytes] = []
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > limit:
+            raise BodyTooLarge(f"request body is over the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def parse_body(request: Request, model: type[M], limit: int) -> M:
+    raw = await read_limited(request, limit)
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RequestValidationError(
+            [{"loc": ("body",), "msg": f"body is not valid JSON ({exc})", "type": "json_invalid"}]
+        ) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors(include_url=False)) from None

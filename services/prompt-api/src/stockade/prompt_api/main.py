@@ -1,0 +1,77 @@
+"""Composition root of prompt-api: ``create_app(settings)``; the lifespan builds the engine and the outbox relay.
+
+Nothing connects at import time. NATS is optional for serving: publishes commit to the database and the outbox
+relay delivers their events once NATS answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from stockade.prompt_api import migrate
+from stockade.prompt_api.errors import BodyTooLarge, Forbidden, InvalidContent, InvalidPath, NotFound
+from stockade.prompt_api.outbox import OutboxRelay
+from stockade.prompt_api.routes import prompts, skills
+from stockade.prompt_api.settings import PromptApiSettings
+from stockade.runtime import (
+    configure_logging,
+    create_engine,
+    database_check,
+    error_response,
+    health_router,
+    install_error_handlers,
+    session_factory,
+)
+
+_STATUS: dict[type[Exception], tuple[int, str]] = {
+    Forbidden: (403, "forbidden"),
+    NotFound: (404, "not_found"),
+    InvalidContent: (422, "invalid_request"),
+    InvalidPath: (400, "invalid_path"),
+    BodyTooLarge: (413, "payload_too_large"),
+}
+
+
+def create_app(settings: PromptApiSettings | None = None, *, configure_logs: bool = True) -> FastAPI:
+    settings = settings or PromptApiSettings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if configure_logs:
+            configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
+        if settings.migrate_on_startup:
+            await migrate.upgrade_async(settings.db.url)
+        engine = create_engine(settings.db)
+        sessions = session_factory(engine)
+        relay = OutboxRelay(sessions, settings.nats, settings.outbox, settings.service_name)
+        app.state.engine, app.state.sessions, app.state.relay = engine, sessions, relay
+        if settings.outbox.enabled:
+            relay.start()
+        try:
+            yield
+        finally:
+            await relay.stop()
+            await engine.dispose()
+
+    app = FastAPI(title="Stockade prompt-api", version="1", lifespan=lifespan)
+    app.state.settings = settings
+    install_error_handlers(app)
+    for exc_type, (status, code) in _STATUS.items():
+        app.add_exception_handler(exc_type, _handler(status, code))
+    app.include_router(
+        health_router(settings.service_name, lambda: {"database": database_check(app.state.engine)})
+    )
+    app.include_router(prompts.router)
+    app.include_router(skills.router)
+    return app
+
+
+def _handler(status: int, code: str):  # type: ignore[no-untyped-def]
+    async def handle(_: Request, exc: Exception) -> JSONResponse:
+        return error_response(status, code, str(exc))
+
+    return handle

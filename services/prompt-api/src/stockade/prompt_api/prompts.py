@@ -1,0 +1,220 @@
+"""Prompt service functions: the uniform read, listing, history, publish and rollback."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from sqlalchemy import and_, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from stockade.contracts import PromptPublished
+from stockade.identity import KeyPrincipal, can_list, can_publish, keys, project_access
+from stockade.identity.db_types import new_id, utcnow
+from stockade.identity.tables import ApiKey, OrganisationMember, Project
+from stockade.prompt_api import outbox, versioning
+from stockade.prompt_api.errors import Forbidden, InvalidContent, NotFound
+from stockade.prompt_api.schemas import PromptPublish, PromptSummary, PromptVersionPublic
+from stockade.prompt_api.settings import LimitSettings
+from stockade.prompt_api.tables import Prompt, PromptVersion
+
+_DUMMY_HASH = "0" * 64
+
+
+def content_sha256(content: Any, config: Any) -> str:
+    canonical = json.dumps({"content": content, "config": config}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def etag(version: int, sha256: str) -> str:
+    return f'"{version}-{sha256}"'
+
+
+def _public(project_id: str, name: str, v: PromptVersion) -> PromptVersionPublic:
+    return PromptVersionPublic(
+        project_id=project_id,
+        prompt_name=name,
+        version=v.version,
+        content=v.content,
+        config=v.config,
+        sha256=v.sha256,
+        commit_message=v.commit_message,
+        published_at=v.published_at,
+        published_by=v.published_by,
+    )
+
+
+async def read_active(
+    session: AsyncSession, api_key: str | None, project_id: str | None, prompt_name: str | None
+) -> PromptVersionPublic | None:
+    """The uniform read: None for every failure, after the same work (one hash, one query, one comparison)."""
+    key_id = keys.key_id_of(api_key) or keys.PLACEHOLDER_ID
+    computed = keys.hash_key(api_key or "")
+    query = (
+        select(PromptVersion, ApiKey.key_hash, ApiKey.revoked_at, OrganisationMember.user_id)
+        .select_from(Project)
+        .join(Prompt, and_(Prompt.project_id == Project.id, Prompt.name == (prompt_name or "")))
+        .join(
+            PromptVersion,
+            and_(PromptVersion.prompt_id == Prompt.id, PromptVersion.version == Prompt.active_version),
+        )
+        .outerjoin(ApiKey, ApiKey.id == key_id)
+        .outerjoin(
+            OrganisationMember,
+            and_(
+                OrganisationMember.organisation_id == Project.organisation_id,
+                OrganisationMember.user_id == ApiKey.owner_id,
+            ),
+        )
+        .where(Project.id == (project_id or ""))
+    )
+    row = (await session.execute(query)).one_or_none()
+    stored = row.key_hash if row is not None and row.key_hash is not None else _DUMMY_HASH
+    matches = keys.hashes_match(stored, computed)
+    if row is None or not matches or row.revoked_at is not None or row.user_id is None:
+        return None
+    return _public(project_id or "", prompt_name or "", row[0])
+
+
+async def list_prompts(
+    session: AsyncSession, principal: KeyPrincipal, project_id: str
+) -> list[PromptSummary]:
+    if not can_list(await project_access(session, principal.owner_id, project_id)).allowed:
+        raise Forbidden("the key's owner is not a member of this project")
+    rows = (
+        await session.execute(
+            select(Prompt, PromptVersion)
+            .outerjoin(
+                PromptVersion,
+                and_(PromptVersion.prompt_id == Prompt.id, PromptVersion.version == Prompt.active_version),
+            )
+            .where(Prompt.project_id == project_id)
+            .order_by(Prompt.name)
+        )
+    ).all()
+    return [
+        PromptSummary(
+            prompt_name=p.name,
+            active_version=p.active_version,
+            latest_version=p.latest_version,
+            active=_public(project_id, p.name, v) if v is not None else None,
+        )
+        for p, v in rows
+    ]
+
+
+async def history(
+    session: AsyncSession, principal: KeyPrincipal, project_id: str, prompt_name: str
+) -> list[PromptVersionPublic]:
+    if not can_list(await project_access(session, principal.owner_id, project_id)).allowed:
+        raise Forbidden("the key's owner is not a member of this project")
+    rows = (
+        (
+            await session.execute(
+                select(PromptVersion)
+                .join(Prompt, Prompt.id == PromptVersion.prompt_id)
+                .where(Prompt.project_id == project_id, Prompt.name == prompt_name)
+                .order_by(PromptVersion.version.desc())
+            )
+        )
+        .scalars()
+        .all()
+    )
+    if not rows:
+        raise NotFound(f"no prompt {prompt_name!r} in this project")
+    return [_public(project_id, prompt_name, v) for v in rows]
+
+
+async def _authorise_publish(session: AsyncSession, principal: KeyPrincipal, project_id: str) -> None:
+    decision = can_publish(principal, await project_access(session, principal.owner_id, project_id))
+    if not decision.allowed:
+        raise Forbidden(decision.reason)
+
+
+async def _write_version(
+    sessions: async_sessionmaker[AsyncSession],
+    principal: KeyPrincipal,
+    project_id: str,
+    prompt_name: str,
+    content: Any,
+    config: Any,
+    commit_message: str | None,
+) -> PromptVersionPublic:
+    """One transaction: allocate the version, insert it, move the active pointer, enqueue the event."""
+    sha = content_sha256(content, config)
+    async with sessions() as session, session.begin():
+        prompt_id, version = await versioning.next_version(session, Prompt, project_id, prompt_name)
+        row = PromptVersion(
+            id=new_id(),
+            prompt_id=prompt_id,
+            version=version,
+            content=content,
+            config=config,
+            sha256=sha,
+            commit_message=commit_message,
+            published_by=principal.owner_id,
+            published_at=utcnow(),
+        )
+        session.add(row)
+        await session.flush()
+        await versioning.activate(session, Prompt, prompt_id, version)
+        outbox.enqueue(
+            session,
+            PromptPublished(
+                project_id=project_id,
+                prompt_name=prompt_name,
+                version=version,
+                sha256=sha,
+                published_by=principal.owner_id,
+            ),
+        )
+    return _public(project_id, prompt_name, row)
+
+
+async def publish(
+    sessions: async_sessionmaker[AsyncSession],
+    principal: KeyPrincipal,
+    body: PromptPublish,
+    limits: LimitSettings,
+) -> PromptVersionPublic:
+    content = body.content if isinstance(body.content, str) else [m.model_dump() for m in body.content]
+    size = len(json.dumps({"content": content, "config": body.config}).encode())
+    if size > limits.max_prompt_bytes:
+        raise InvalidContent(
+            f"prompt content and config are {size} bytes; the limit is {limits.max_prompt_bytes}"
+        )
+    async with sessions() as session:
+        await _authorise_publish(session, principal, body.project_id)
+    return await _write_version(
+        sessions, principal, body.project_id, body.prompt_name, content, body.config, body.commit_message
+    )
+
+
+async def rollback(
+    sessions: async_sessionmaker[AsyncSession],
+    principal: KeyPrincipal,
+    project_id: str,
+    prompt_name: str,
+    target: int,
+    commit_message: str | None,
+) -> PromptVersionPublic:
+    """Publish an earlier version's content as a new active version, under the same rules as publish."""
+    async with sessions() as session:
+        await _authorise_publish(session, principal, project_id)
+        old = (
+            await session.execute(
+                select(PromptVersion)
+                .join(Prompt, Prompt.id == PromptVersion.prompt_id)
+                .where(
+                    Prompt.project_id == project_id,
+                    Prompt.name == prompt_name,
+                    PromptVersion.version == target,
+                )
+            )
+        ).scalar_one_or_none()
+        if old is None:
+            raise NotFound(f"prompt {prompt_name!r} has no version {target}")
+        content, config = old.content, old.config
+    message = commit_message or f"rollback to version {target}"
+    return await _write_version(sessions, principal, project_id, prompt_name, content, config, message)

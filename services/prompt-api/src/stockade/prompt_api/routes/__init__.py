@@ -1,0 +1,1 @@
+"""HTTP routes: parse, call one service function, shape the reply."""

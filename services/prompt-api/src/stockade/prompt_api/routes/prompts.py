@@ -1,0 +1,87 @@
+"""Prompt routes (spec 4.1): the uniform read, listing, history, publish, rollback."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from stockade.prompt_api import prompts
+from stockade.prompt_api.body import parse_body
+from stockade.prompt_api.conditional import not_modified, response_304
+from stockade.prompt_api.deps import ReaderDep, RelayDep, SessionDep, SessionsDep, SettingsDep, WriterDep
+from stockade.prompt_api.schemas import PromptPublish, PromptRollback, PromptSummary, PromptVersionPublic
+
+router = APIRouter(prefix="/prompts", tags=["prompts"])
+
+# The one answer of the read endpoint to every failure: byte for byte the same, whatever the cause.
+UNIFORM_404 = b'{"error":{"code":"not_found","message":"not found"}}'
+
+
+@router.get("/active-prompt-version", response_model=PromptVersionPublic)
+async def read_active_prompt_version(
+    request: Request,
+    session: SessionDep,
+    api_key: str | None = None,
+    project_id: str | None = None,
+    prompt_name: str | None = None,
+) -> Response:
+    found = await prompts.read_active(session, api_key, project_id, prompt_name)
+    if found is None:
+        return Response(content=UNIFORM_404, status_code=404, media_type="application/json")
+    tag = prompts.etag(found.version, found.sha256)
+    if not_modified(request, tag):
+        return response_304(tag)
+    return Response(
+        content=found.model_dump_json(),
+        media_type="application/json",
+        headers={"ETag": tag, "Cache-Control": "no-cache"},
+    )
+
+
+@router.get("", response_model=list[PromptSummary])
+async def list_prompts(principal: ReaderDep, session: SessionDep, project_id: str) -> list[PromptSummary]:
+    return await prompts.list_prompts(session, principal, project_id)
+
+
+@router.get("/{prompt_name}/versions", response_model=list[PromptVersionPublic])
+async def prompt_versions(
+    principal: ReaderDep, session: SessionDep, prompt_name: str, project_id: str
+) -> list[PromptVersionPublic]:
+    return await prompts.history(session, principal, project_id, prompt_name)
+
+
+@router.post("/active-prompt-version", status_code=201, response_model=PromptVersionPublic)
+async def publish_prompt(
+    request: Request, principal: WriterDep, sessions: SessionsDep, settings: SettingsDep, relay: RelayDep
+) -> JSONResponse:
+    body = await parse_body(request, PromptPublish, settings.limits.max_body_bytes)
+    published = await prompts.publish(sessions, principal, body, settings.limits)
+    if relay is not None:
+        relay.wake()
+    return _created(published)
+
+
+@router.post("/{prompt_name}/rollback", status_code=201, response_model=PromptVersionPublic)
+async def rollback_prompt(
+    request: Request,
+    prompt_name: str,
+    principal: WriterDep,
+    sessions: SessionsDep,
+    settings: SettingsDep,
+    relay: RelayDep,
+) -> JSONResponse:
+    body = await parse_body(request, PromptRollback, settings.limits.max_body_bytes)
+    published = await prompts.rollback(
+        sessions, principal, body.project_id, prompt_name, body.version, body.commit_message
+    )
+    if relay is not None:
+        relay.wake()
+    return _created(published)
+
+
+def _created(published: PromptVersionPublic) -> JSONResponse:
+    return JSONResponse(
+        published.model_dump(mode="json"),
+        status_code=201,
+        headers={"ETag": prompts.etag(published.version, published.sha256)},
+    )

@@ -1,0 +1,120 @@
+"""Skill routes: the layout agentskills-http's HTTPStaticFileSkillProvider reads, plus listing and publish.
+
+Every GET needs a valid key (401) whose owner is a member of ``project_id`` (403); names and paths that look
+like traversal are refused with 400 before any lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+from stockade.prompt_api import skills
+from stockade.prompt_api.body import parse_body
+from stockade.prompt_api.conditional import not_modified, response_304
+from stockade.prompt_api.deps import ReaderDep, RelayDep, SessionDep, SessionsDep, SettingsDep, WriterDep
+from stockade.prompt_api.schemas import SkillDetail, SkillPublish, SkillSummary, SkillVersionPublic
+from stockade.prompt_api.skill_format import check_path, check_skill_name
+
+router = APIRouter(prefix="/skills", tags=["skills"])
+
+VersionQuery = Annotated[int | None, Query(ge=1, description="An earlier version instead of the active one.")]
+
+
+@router.get("", response_model=list[SkillSummary])
+async def list_skills(principal: ReaderDep, session: SessionDep, project_id: str) -> list[SkillSummary]:
+    await skills.require_member(session, principal, project_id)
+    return await skills.list_skills(session, project_id)
+
+
+@router.get("/index.json")
+async def skills_index(principal: ReaderDep, session: SessionDep, project_id: str) -> dict[str, list[str]]:
+    await skills.require_member(session, principal, project_id)
+    listed = await skills.list_skills(session, project_id)
+    return {"skills": [s.skill_name for s in listed if s.active_version is not None]}
+
+
+@router.post("/active-version", status_code=201, response_model=SkillVersionPublic)
+async def publish_skill(
+    request: Request, principal: WriterDep, sessions: SessionsDep, settings: SettingsDep, relay: RelayDep
+) -> JSONResponse:
+    body = await parse_body(request, SkillPublish, settings.limits.max_body_bytes)
+    published = await skills.publish(sessions, principal, body, settings.limits)
+    if relay is not None:
+        relay.wake()
+    return JSONResponse(published.model_dump(mode="json"), status_code=201)
+
+
+@router.get("/{skill_name}", response_model=SkillDetail)
+async def skill_detail(
+    principal: ReaderDep, session: SessionDep, skill_name: str, project_id: str, version: VersionQuery = None
+) -> SkillDetail:
+    check_skill_name(skill_name)
+    await skills.require_member(session, principal, project_id)
+    return await skills.detail(session, project_id, skill_name, version)
+
+
+@router.get("/{skill_name}/SKILL.md")
+async def skill_md(
+    request: Request,
+    principal: ReaderDep,
+    session: SessionDep,
+    skill_name: str,
+    project_id: str,
+    version: VersionQuery = None,
+) -> Response:
+    check_skill_name(skill_name)
+    await skills.require_member(session, principal, project_id)
+    resolved = await skills.resolve(session, project_id, skill_name, version)
+    data = resolved.version.skill_md.encode()
+    tag = f'"{hashlib.sha256(data).hexdigest()}"'
+    if not_modified(request, tag):
+        return response_304(tag)
+    return Response(
+        data, media_type="text/markdown; charset=utf-8", headers={"ETag": tag, "Cache-Control": "no-cache"}
+    )
+
+
+@router.get("/{skill_name}/index.json")
+async def skill_index(
+    principal: ReaderDep, session: SessionDep, skill_name: str, project_id: str, version: VersionQuery = None
+) -> dict[str, Any]:
+    check_skill_name(skill_name)
+    await skills.require_member(session, principal, project_id)
+    resolved = await skills.resolve(session, project_id, skill_name, version)
+    return skills.manifest(await skills.file_list(session, resolved.version.id))
+
+
+@router.get("/{skill_name}/{path:path}")
+async def skill_file(
+    request: Request,
+    principal: ReaderDep,
+    session: SessionDep,
+    skill_name: str,
+    path: str,
+    project_id: str,
+    version: VersionQuery = None,
+) -> Response:
+    check_skill_name(skill_name)
+    check_path(path)
+    await skills.require_member(session, principal, project_id)
+    resolved = await skills.resolve(session, project_id, skill_name, version)
+    data, sha = await skills.read_file(session, resolved.version.id, path)
+    tag = f'"{sha}"'
+    if not_modified(request, tag):
+        return response_304(tag)
+    return Response(data, media_type=_media_type(path), headers={"ETag": tag, "Cache-Control": "no-cache"})
+
+
+def _media_type(path: str) -> str:
+    import mimetypes
+
+    guessed, _ = mimetypes.guess_type(path)
+    if path.endswith((".md", ".markdown")):
+        return "text/markdown; charset=utf-8"
+    if guessed and guessed.startswith("text/"):
+        return f"{guessed}; charset=utf-8"
+    return guessed or "application/octet-stream"

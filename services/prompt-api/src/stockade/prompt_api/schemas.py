@@ -1,0 +1,117 @@
+"""Request and response models (the table models never leave the service)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+PromptName = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", min_length=1, max_length=128)
+]
+ProjectId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str
+
+
+class PromptPublish(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project_id: ProjectId
+    prompt_name: PromptName
+    content: str | list[ChatMessage] = Field(description="Text, or chat messages with roles.")
+    config: dict[str, Any] | None = Field(
+        default=None, description="Model settings (model, temperature, ...)."
+    )
+    commit_message: str | None = Field(default=None, max_length=2000)
+
+
+class PromptRollback(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project_id: ProjectId
+    version: int = Field(
+        ge=1, description="The earlier version whose content becomes the new active version."
+    )
+    commit_message: str | None = Field(default=None, max_length=2000)
+
+
+class PromptVersionPublic(BaseModel):
+    project_id: str
+    prompt_name: str
+    version: int
+    content: str | list[dict[str, Any]]
+    config: dict[str, Any] | None
+    sha256: str
+    commit_message: str | None
+    published_at: datetime
+    published_by: str
+
+
+class PromptSummary(BaseModel):
+    prompt_name: str
+    active_version: int | None
+    latest_version: int
+    active: PromptVersionPublic | None
+
+
+class Base64File(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    base64: str
+
+
+class SkillPublish(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project_id: ProjectId
+    skill_name: str = Field(min_length=1, max_length=64)
+    skill_md: str = Field(min_length=1)
+    files: dict[str, str | Base64File] = Field(default_factory=dict)
+    commit_message: str | None = Field(default=None, max_length=2000)
+
+
+class SkillFilePublic(BaseModel):
+    path: str
+    size: int
+    sha256: str
+
+
+class SkillVersionPublic(BaseModel):
+    project_id: str
+    skill_name: str
+    version: int
+    sha256: str
+    front_matter: dict[str, Any]
+    files: list[SkillFilePublic]
+    commit_message: str | None
+    published_at: datetime
+    published_by: str
+
+
+class SkillVersionSummary(BaseModel):
+    version: int
+    sha256: str
+    commit_message: str | None
+    published_at: datetime
+    published_by: str
+
+
+class SkillDetail(SkillVersionPublic):
+    active_version: int | None
+    history: list[SkillVersionSummary]
+
+
+class SkillSummary(BaseModel):
+    skill_name: str
+    description: str
+    active_version: int | None
+    latest_version: int
+    sha256: str | None
+    published_at: datetime | None

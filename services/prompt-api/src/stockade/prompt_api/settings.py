@@ -1,0 +1,47 @@
+"""prompt-api settings: env prefix ``PROMPT_API_``, nested with ``__`` (``PROMPT_API_LIMITS__MAX_BODY_BYTES``)."""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, BaseModel, Field
+from pydantic_settings import SettingsConfigDict
+
+from stockade.identity import Deployment
+from stockade.runtime import HttpSettings, ServiceSettings
+
+MIB = 1024 * 1024
+
+
+class LimitSettings(BaseModel):
+    """Size limits of published content (documented in the README)."""
+
+    max_body_bytes: int = Field(default=8 * MIB, ge=1024, description="Largest request body (413 above).")
+    max_prompt_bytes: int = Field(default=256 * 1024, ge=1, description="Prompt content + config as JSON.")
+    max_skill_md_bytes: int = Field(default=256 * 1024, ge=1, description="Largest SKILL.md (UTF-8 bytes).")
+    max_skill_file_bytes: int = Field(default=2 * MIB, ge=1, description="Largest skill file, decoded.")
+    max_skill_total_bytes: int = Field(default=6 * MIB, ge=1, description="All files of one skill version.")
+    max_skill_files: int = Field(default=200, ge=1, description="Files per skill version (SKILL.md aside).")
+
+
+class OutboxSettings(BaseModel):
+    """The transactional outbox relay that sends publish events to JetStream after the commit."""
+
+    enabled: bool = Field(default=True, description="Run the relay in this process.")
+    interval_s: float = Field(default=2.0, gt=0, description="Retry interval while NATS is unreachable.")
+    batch_size: int = Field(default=100, ge=1, description="Events sent per relay round.")
+
+
+class PromptApiSettings(ServiceSettings):
+    model_config = SettingsConfigDict(env_prefix="PROMPT_API_", env_nested_delimiter="__", extra="ignore")
+
+    service_name: str = Field(default="prompt-api", description="Name used in logs and health answers.")
+    http: HttpSettings = Field(default_factory=lambda: HttpSettings(port=8101))
+    deployment: Deployment = Field(
+        default=Deployment.ONPREM,
+        validation_alias=AliasChoices("PROMPT_API_DEPLOYMENT", "STOCKADE_DEPLOYMENT", "deployment"),
+        description="onprem (read and write keys) or hosted (keys only read).",
+    )
+    migrate_on_startup: bool = Field(
+        default=True, description="Run the identity and prompt-api migrations when the app starts."
+    )
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    outbox: OutboxSettings = Field(default_factory=OutboxSettings)

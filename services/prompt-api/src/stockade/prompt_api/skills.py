@@ -1,0 +1,224 @@
+"""Skill service functions: listing, the Agent Skills read layout, publish."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from sqlalchemy import and_, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from stockade.contracts import SkillPublished
+from stockade.identity import KeyPrincipal, can_list, can_publish, project_access
+from stockade.identity.db_types import new_id, utcnow
+from stockade.prompt_api import outbox, versioning
+from stockade.prompt_api.errors import Forbidden, NotFound
+from stockade.prompt_api.schemas import (
+    SkillDetail,
+    SkillFilePublic,
+    SkillPublish,
+    SkillSummary,
+    SkillVersionPublic,
+    SkillVersionSummary,
+)
+from stockade.prompt_api.settings import LimitSettings
+from stockade.prompt_api.skill_format import ValidFile, check_skill
+from stockade.prompt_api.tables import Skill, SkillFile, SkillVersion
+
+RESOURCE_KINDS = ("references", "scripts", "assets")
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedVersion:
+    skill: Skill
+    version: SkillVersion
+
+
+def skill_sha256(md: bytes, files: list[ValidFile]) -> str:
+    """Hash over SKILL.md and every (path, content hash), in path order."""
+    digest = hashlib.sha256()
+    digest.update(b"SKILL.md\0" + hashlib.sha256(md).digest())
+    for f in files:
+        digest.update(f.path.encode() + b"\0" + hashlib.sha256(f.data).digest())
+    return digest.hexdigest()
+
+
+async def require_member(session: AsyncSession, principal: KeyPrincipal, project_id: str) -> None:
+    if not can_list(await project_access(session, principal.owner_id, project_id)).allowed:
+        raise Forbidden("the key's owner is not a member of this project")
+
+
+async def list_skills(session: AsyncSession, project_id: str) -> list[SkillSummary]:
+    rows = (
+        await session.execute(
+            select(Skill, SkillVersion)
+            .outerjoin(
+                SkillVersion,
+                and_(SkillVersion.skill_id == Skill.id, SkillVersion.version == Skill.active_version),
+            )
+            .where(Skill.project_id == project_id)
+            .order_by(Skill.name)
+        )
+    ).all()
+    return [
+        SkillSummary(
+            skill_name=s.name,
+            description=str((v.front_matter or {}).get("description", "")) if v else "",
+            active_version=s.active_version,
+            latest_version=s.latest_version,
+            sha256=v.sha256 if v else None,
+            published_at=v.published_at if v else None,
+        )
+        for s, v in rows
+    ]
+
+
+async def resolve(session: AsyncSession, project_id: str, name: str, version: int | None) -> ResolvedVersion:
+    skill = (
+        await session.execute(select(Skill).where(Skill.project_id == project_id, Skill.name == name))
+    ).scalar_one_or_none()
+    if skill is None:
+        raise NotFound(f"no skill {name!r} in this project")
+    wanted = version if version is not None else skill.active_version
+    row = (
+        await session.execute(
+            select(SkillVersion).where(SkillVersion.skill_id == skill.id, SkillVersion.version == wanted)
+        )
+    ).scalar_one_or_none()
+    if row is None:
+        raise NotFound(f"skill {name!r} has no version {wanted}")
+    return ResolvedVersion(skill, row)
+
+
+async def file_list(session: AsyncSession, version_id: str) -> list[SkillFilePublic]:
+    rows = (
+        await session.execute(
+            select(SkillFile.path, SkillFile.size, SkillFile.sha256)
+            .where(SkillFile.skill_version_id == version_id)
+            .order_by(SkillFile.path)
+        )
+    ).all()
+    return [SkillFilePublic(path=p, size=s, sha256=h) for p, s, h in rows]
+
+
+def _public(project_id: str, name: str, v: SkillVersion, files: list[SkillFilePublic]) -> SkillVersionPublic:
+    md = v.skill_md.encode()
+    listed = [SkillFilePublic(path="SKILL.md", size=len(md), sha256=hashlib.sha256(md).hexdigest()), *files]
+    return SkillVersionPublic(
+        project_id=project_id,
+        skill_name=name,
+        version=v.version,
+        sha256=v.sha256,
+        front_matter=v.front_matter,
+        files=listed,
+        commit_message=v.commit_message,
+        published_at=v.published_at,
+        published_by=v.published_by,
+    )
+
+
+async def detail(session: AsyncSession, project_id: str, name: str, version: int | None) -> SkillDetail:
+    resolved = await resolve(session, project_id, name, version)
+    files = await file_list(session, resolved.version.id)
+    versions = (
+        (
+            await session.execute(
+                select(SkillVersion)
+                .where(SkillVersion.skill_id == resolved.skill.id)
+                .order_by(SkillVersion.version.desc())
+            )
+        )
+        .scalars()
+        .all()
+    )
+    history = [
+        SkillVersionSummary(
+            version=v.version,
+            sha256=v.sha256,
+            commit_message=v.commit_message,
+            published_at=v.published_at,
+            published_by=v.published_by,
+        )
+        for v in versions
+    ]
+    public = _public(project_id, name, resolved.version, files)
+    return SkillDetail(**public.model_dump(), active_version=resolved.skill.active_version, history=history)
+
+
+def manifest(files: list[SkillFilePublic]) -> dict[str, list[str]]:
+    """The per-skill index.json that agentskills-http reads (resource kinds hold names inside that folder)."""
+    out: dict[str, list[str]] = {kind: [] for kind in RESOURCE_KINDS}
+    for f in files:
+        parts = f.path.split("/")
+        if len(parts) == 2 and parts[0] in out:
+            out[parts[0]].append(parts[1])
+    out["files"] = sorted(["SKILL.md", *(f.path for f in files)])
+    return out
+
+
+async def read_file(session: AsyncSession, version_id: str, path: str) -> tuple[bytes, str]:
+    row = (
+        await session.execute(
+            select(SkillFile.data, SkillFile.sha256).where(
+                SkillFile.skill_version_id == version_id, SkillFile.path == path
+            )
+        )
+    ).one_or_none()
+    if row is None:
+        raise NotFound(f"no file {path!r} in this skill version")
+    return bytes(row[0]), str(row[1])
+
+
+async def publish(
+    sessions: async_sessionmaker[AsyncSession],
+    principal: KeyPrincipal,
+    body: SkillPublish,
+    limits: LimitSettings,
+) -> SkillVersionPublic:
+    front, md, files = check_skill(body.skill_name, body.skill_md, body.files, limits)
+    async with sessions() as session:
+        decision = can_publish(principal, await project_access(session, principal.owner_id, body.project_id))
+        if not decision.allowed:
+            raise Forbidden(decision.reason)
+    sha = skill_sha256(md, files)
+    async with sessions() as session, session.begin():
+        skill_id, version = await versioning.next_version(session, Skill, body.project_id, body.skill_name)
+        row = SkillVersion(
+            id=new_id(),
+            skill_id=skill_id,
+            version=version,
+            skill_md=body.skill_md,
+            front_matter=front,
+            sha256=sha,
+            commit_message=body.commit_message,
+            published_by=principal.owner_id,
+            published_at=utcnow(),
+        )
+        session.add(row)
+        await session.flush()
+        session.add_all(
+            SkillFile(
+                skill_version_id=row.id,
+                path=f.path,
+                data=f.data,
+                size=len(f.data),
+                sha256=hashlib.sha256(f.data).hexdigest(),
+            )
+            for f in files
+        )
+        await versioning.activate(session, Skill, skill_id, version)
+        outbox.enqueue(
+            session,
+            SkillPublished(
+                project_id=body.project_id,
+                skill_name=body.skill_name,
+                version=version,
+                sha256=sha,
+                published_by=principal.owner_id,
+            ),
+        )
+    listed = [
+        SkillFilePublic(path=f.path, size=len(f.data), sha256=hashlib.sha256(f.data).hexdigest())
+        for f in files
+    ]
+    return _public(body.project_id, body.skill_name, row, listed)
