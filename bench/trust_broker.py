@@ -109,7 +109,7 @@ class Servers:
                 time.sleep(0.02)
         raise RuntimeError("nats-server did not start")
 
-    def start_broker(self) -> subprocess.Popen[bytes]:
+    def start_broker(self, nonce_store: str) -> subprocess.Popen[bytes]:
         config = self.tmp / "trust.yaml"
         config.write_text(yaml.safe_dump(TRUST_DOC))
         env = {
@@ -117,6 +117,7 @@ class Servers:
             "TRUST_BROKER_CONFIG_PATH": str(config),
             "TRUST_BROKER_NATS__URL": self.url,
             "TRUST_BROKER_LOG__LEVEL": "WARNING",
+            "TRUST_BROKER_NONCE_STORE": nonce_store,
         }
         proc = subprocess.Popen([sys.executable, "-m", "stockade.trust_broker"], env=env)
         self.procs.append(proc)
@@ -287,11 +288,14 @@ async def main(args: argparse.Namespace) -> None:
         forwarder = servers.start_forwarder()
         plain = await end_to_end(servers.url, args.messages, args.latency_samples, args.window)
         servers.stop(forwarder)
-        broker = servers.start_broker()
+        broker = servers.start_broker(args.nonce_store)
         verified = await end_to_end(servers.url, args.messages, args.latency_samples, args.window)
         servers.stop(broker)
     finally:
         servers.stop_all()
+    print(
+        f"trust-broker nonce store: {args.nonce_store}; load average before the run: {os.getloadavg()[0]:.1f}"
+    )
     for name, r in (("plain forwarding", plain), ("trust-broker", verified)):
         print(
             f"{name:17s}: {r['throughput']:8,.0f} msg/s end to end; latency p50 {r['p50_ms']:.2f} ms, "
@@ -317,6 +321,9 @@ if __name__ == "__main__":
     parser.add_argument("--verify-calls", type=int, default=20_000)
     parser.add_argument(
         "--window", type=int, default=1_000, help="max messages in flight in the throughput run"
+    )
+    parser.add_argument(
+        "--nonce-store", choices=["jetstream", "memory"], default="jetstream", help="the broker's nonce store"
     )
     parser.add_argument("--forwarder", metavar="URL", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
