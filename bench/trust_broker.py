@@ -278,6 +278,7 @@ async def end_to_end(url: str, messages: int, latency_samples: int, window: int)
 
 
 async def main(args: argparse.Namespace) -> None:
+    load = os.getloadavg()[0]
     verify_rate = await bench_verify_in_process(args.verify_calls)
     print(
         f"verify_message() in-process: {verify_rate:,.0f} calls/s ({args.verify_calls} calls, 1 kB payloads)"
@@ -293,9 +294,7 @@ async def main(args: argparse.Namespace) -> None:
         servers.stop(broker)
     finally:
         servers.stop_all()
-    print(
-        f"trust-broker nonce store: {args.nonce_store}; load average before the run: {os.getloadavg()[0]:.1f}"
-    )
+    print(f"trust-broker nonce store: {args.nonce_store}; machine load average before the run: {load:.1f}")
     for name, r in (("plain forwarding", plain), ("trust-broker", verified)):
         print(
             f"{name:17s}: {r['throughput']:8,.0f} msg/s end to end; latency p50 {r['p50_ms']:.2f} ms, "
