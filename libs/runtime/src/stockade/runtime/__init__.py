@@ -1,18 +1,53 @@
-"""stockade.runtime: what every service repeats otherwise (settings, DB engine, NATS, logging, health)."""
+"""stockade.runtime: what every service repeats otherwise (settings, DB engine, NATS, logging, health).
 
-from stockade.runtime.app import ServiceState, create_service_app
-from stockade.runtime.db import create_engine, normalise_url, session_factory
-from stockade.runtime.errors import error_body, error_response, install_error_handlers
-from stockade.runtime.health import database_check, health_router, nats_check
-from stockade.runtime.logging import configure_logging, redact
-from stockade.runtime.nats import NatsUnavailableError, connect_nats, drain, nats_lifespan, serve_health
-from stockade.runtime.settings import (
-    DatabaseSettings,
-    HttpSettings,
-    LogSettings,
-    NatsSettings,
-    ServiceSettings,
-)
+Exports load lazily, so ``python -m stockade.runtime.probe`` (a container health check) starts fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stockade.runtime.app import ServiceState, create_service_app
+    from stockade.runtime.db import create_engine, normalise_url, session_factory
+    from stockade.runtime.errors import error_body, error_response, install_error_handlers
+    from stockade.runtime.health import database_check, health_router, nats_check
+    from stockade.runtime.logging import configure_logging, redact
+    from stockade.runtime.nats import NatsUnavailableError, connect_nats, drain, nats_lifespan, serve_health
+    from stockade.runtime.settings import (
+        DatabaseSettings,
+        HttpSettings,
+        LogSettings,
+        NatsSettings,
+        ServiceSettings,
+    )
+
+_EXPORTS = {
+    "ServiceState": "app",
+    "create_service_app": "app",
+    "create_engine": "db",
+    "normalise_url": "db",
+    "session_factory": "db",
+    "error_body": "errors",
+    "error_response": "errors",
+    "install_error_handlers": "errors",
+    "database_check": "health",
+    "health_router": "health",
+    "nats_check": "health",
+    "configure_logging": "logging",
+    "redact": "logging",
+    "NatsUnavailableError": "nats",
+    "connect_nats": "nats",
+    "drain": "nats",
+    "nats_lifespan": "nats",
+    "serve_health": "nats",
+    "DatabaseSettings": "settings",
+    "HttpSettings": "settings",
+    "LogSettings": "settings",
+    "NatsSettings": "settings",
+    "ServiceSettings": "settings",
+}
 
 __all__ = [
     "DatabaseSettings",
@@ -39,3 +74,10 @@ __all__ = [
     "serve_health",
     "session_factory",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stockade.runtime' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"stockade.runtime.{module}"), name)

@@ -14,13 +14,14 @@ from stockade.runtime.settings import DatabaseSettings
 
 def normalise_url(url: str) -> str:
     """Give plain ``postgresql://`` and ``sqlite://`` URLs their async driver."""
-    parsed = make_url(url)
-    driver = parsed.drivername
-    if driver in {"postgresql", "postgres", "postgresql+psycopg2", "postgresql+psycopg"}:
-        parsed = parsed.set(drivername="postgresql+asyncpg")
-    elif driver == "sqlite":
-        parsed = parsed.set(drivername="sqlite+aiosqlite")
-    return parsed.render_as_string(hide_password=False)
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise ValueError(f"not a database URL: {url!r}")
+    if scheme in {"postgresql", "postgres", "postgresql+psycopg2", "postgresql+psycopg"}:
+        scheme = "postgresql+asyncpg"
+    elif scheme == "sqlite":
+        scheme = "sqlite+aiosqlite"
+    return f"{scheme}://{rest}"
 
 
 def is_sqlite(url: str) -> bool:
