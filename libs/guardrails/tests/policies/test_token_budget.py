@@ -102,3 +102,18 @@ def test_engine_records_a_token_budget_event() -> None:
     assert event.session_id == "s1" and event.run_id == "r1"
     assert event.payload["request_tokens"] > 5 and event.payload["reason"] == "per_request_exceeded"
     assert "capital of France" not in str(event.payload)
+
+
+def test_memoised_counts_match_fresh_counts() -> None:
+    warm = TiktokenCounter("gpt-4o")
+    for _ in range(3):
+        warm.count_request(_request(tools=True))
+    assert warm.count_request(_request(tools=True)) == TiktokenCounter("gpt-4o").count_request(
+        _request(tools=True)
+    )
+    changed = _request(tools=True)
+    bigger = changed.tools[0].model_copy(
+        update={"description": changed.tools[0].description + " And much more."}
+    )
+    changed.tools[0] = bigger
+    assert warm.count_request(changed) > warm.count_request(_request(tools=True))

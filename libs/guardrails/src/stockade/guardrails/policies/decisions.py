@@ -28,7 +28,7 @@ def decision(
     """A policy Verdict: ``stage`` is the policy name; a block carries one finding saying why."""
     detail = detail or {}
     passed = action is not Action.BLOCK
-    findings = []
+    findings: list[Finding] = []
     if action is not Action.ALLOW:
         findings.append(Finding(check=name, type=reason or name, score=1.0, action=action, detail=detail))
     result = CheckResult(

@@ -10,6 +10,7 @@ encoding (``o200k_base`` by default): an estimate, close enough for budgets, not
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from stockade.guardrails.extras import require
-from stockade.guardrails.llm.messages import ChatRequest
+from stockade.guardrails.llm.messages import ChatRequest, ToolDefinition
 
 _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 _OFFLINE_ENCODINGS = ("cl100k_base", "o200k_base")
@@ -63,14 +64,9 @@ def ensure_offline_encodings(cache_dir: str | Path | None = None) -> Path:
     return target
 
 
-def _request_text_parts(request: ChatRequest) -> list[str]:
-    parts: list[str] = []
-    if request.system:
-        parts.append(request.system)
-    parts.extend(m.content for m in request.messages)
-    for tool in request.tools:
-        parts.append(json.dumps(tool.model_dump(), sort_keys=True, separators=(",", ":")))
-    return parts
+def tool_text(tool: ToolDefinition) -> str:
+    """A tool definition as the model sees it: compact JSON of name, description and parameter schema."""
+    return json.dumps(tool.model_dump(), sort_keys=True, separators=(",", ":"))
 
 
 def _framing(request: ChatRequest) -> int:
@@ -79,19 +75,45 @@ def _framing(request: ChatRequest) -> int:
 
 
 class _CountingBase:
-    """Counts a request as the sum of its parts plus per-message framing."""
+    """Counts a request as the sum of its parts plus per-message framing.
 
-    def count_text(self, text: str) -> int:
+    An agent resends the same history and tool definitions on every turn, so counts are memoised: per text in
+    a bounded LRU cache, per tool definition object by identity.
+    """
+
+    cache_size = 4096
+
+    def __init__(self) -> None:
+        self._count_cached = functools.lru_cache(maxsize=self.cache_size)(self._count_uncached)
+        self._tool_counts: dict[int, tuple[ToolDefinition, int]] = {}
+
+    def _count_uncached(self, text: str) -> int:
         raise NotImplementedError
 
+    def count_text(self, text: str) -> int:
+        return self._count_cached(text)
+
+    def count_tool(self, tool: ToolDefinition) -> int:
+        hit = self._tool_counts.get(id(tool))
+        if hit is not None and hit[0] is tool:
+            return hit[1]
+        n = self._count_uncached(tool_text(tool))
+        if len(self._tool_counts) >= 256:
+            self._tool_counts.clear()
+        self._tool_counts[id(tool)] = (tool, n)  # holding the tool keeps its id from being reused
+        return n
+
     def count_request(self, request: ChatRequest) -> int:
-        return sum(self.count_text(p) for p in _request_text_parts(request)) + _framing(request)
+        total = _framing(request) + sum(self.count_text(m.content) for m in request.messages)
+        if request.system:
+            total += self.count_text(request.system)
+        return total + sum(self.count_tool(t) for t in request.tools)
 
 
 class ApproximateTokenCounter(_CountingBase):
     """One token per four characters, rounded up: for installs without the ``tokens`` extra."""
 
-    def count_text(self, text: str) -> int:
+    def _count_uncached(self, text: str) -> int:
         return math.ceil(len(text) / 4)
 
 
@@ -99,6 +121,7 @@ class TiktokenCounter(_CountingBase):
     """Counts with tiktoken, offline; unknown models use ``fallback_encoding`` (see module docstring)."""
 
     def __init__(self, model: str | None = None, *, fallback_encoding: str = "o200k_base") -> None:
+        super().__init__()
         tiktoken = require("tiktoken", extra="tokens", feature="token counting")
         ensure_offline_encodings()
         name = fallback_encoding
@@ -115,7 +138,7 @@ class TiktokenCounter(_CountingBase):
         encoding = tiktoken.get_encoding(name)
         self._encode: Callable[[str], list[int]] = lambda text: encoding.encode(text, disallowed_special=())
 
-    def count_text(self, text: str) -> int:
+    def _count_uncached(self, text: str) -> int:
         return len(self._encode(text))
 
 
