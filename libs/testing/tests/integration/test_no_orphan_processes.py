@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,10 @@ def _group_members(pgid: int) -> list[int]:
 def test_session_end_stops_every_started_server(pytester: pytest.Pytester, monkeypatch, tmp_path) -> None:
     for name in ("POSTGRES_URL", "NATS_URL", "MONGODB_URL"):
         monkeypatch.delenv(name, raising=False)
+    # pytester points HOME at a temp dir: keep using the real mongoeco venv cache and pyenv.
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    monkeypatch.setenv("XDG_CACHE_HOME", os.environ.get("XDG_CACHE_HOME", str(real_home / ".cache")))
+    monkeypatch.setenv("PYENV_ROOT", os.environ.get("PYENV_ROOT", str(real_home / ".pyenv")))
     pids_file = tmp_path / "pids.txt"
     monkeypatch.setenv("STOCKADE_TEST_PIDS_FILE", str(pids_file))
     pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = session\n")
