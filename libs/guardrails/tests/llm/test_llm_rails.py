@@ -152,3 +152,23 @@ def test_policy_and_rails_names_are_exported() -> None:
     for name in ("LLMRails", "PolicyEngine", "AgentHooks", "Approval", "ModelConfig", "GenerationResult"):
         assert name in g.__all__ and hasattr(g, name)
     assert "FakeModelProvider" in testing.__all__
+
+
+async def test_policy_events_reach_the_systems_recorder(
+    system: GuardrailSystem, recorder: InMemoryRecorder
+) -> None:
+    rails = LLMRails(provider=FakeModelProvider(["ok"]), system=system)
+    await rails.agenerate("hello", session_id="s9")
+    (budget_event,) = recorder.of_kind(EventKind.TOKEN_BUDGET)
+    assert budget_event.session_id == "s9" and budget_event.payload["request_tokens"] > 0
+
+
+async def test_request_quota_counted_by_generate_when_asked(system: GuardrailSystem) -> None:
+    config = {"guardrails": {"policies": {"rate_limits": {"requests_per_session": 2}}}}
+    provider = FakeModelProvider(["ok"])
+    rails = LLMRails(config, provider=provider, system=system, count_requests=True)
+    assert (await rails.agenerate("a", session_id="s")).passed
+    assert (await rails.agenerate("b", session_id="s")).passed
+    third = await rails.agenerate("c", session_id="s")
+    assert third.blocked_at == "input" and third.error == "request_quota_exceeded" and provider.calls == 2
+    assert (await rails.agenerate("d", session_id="other")).passed

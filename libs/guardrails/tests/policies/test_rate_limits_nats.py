@@ -100,3 +100,40 @@ async def test_unreachable_nats_is_an_infrastructure_error() -> None:
     store = NatsKVCounterStore(url="nats://127.0.0.1:1", max_reconnect_attempts=1, reconnect_wait_seconds=0.1)
     with pytest.raises(CheckUnavailableError, match="unavailable"):
         await store.add("k", 1)
+
+
+WORKER = """
+import asyncio, sys
+from stockade.guardrails.policies import NatsBackendConfig, PoliciesConfig, PolicyEngine, RateLimitsConfig
+
+async def main(url, bucket):
+    cfg = PoliciesConfig(rate_limits=RateLimitsConfig(
+        requests_per_session=40, backend="nats", nats=NatsBackendConfig(url=url, bucket=bucket)))
+    engine = PolicyEngine(cfg)
+    passed = 0
+    for _ in range(20):
+        passed += (await engine.before_request("multi-process")).passed
+    await engine.close()
+    print(passed)
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+async def test_separate_processes_share_one_session_quota(nats_url: str, bucket: str) -> None:
+    import sys
+
+    procs = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", WORKER, nats_url, bucket, stdout=asyncio.subprocess.PIPE
+        )
+        for _ in range(3)
+    ]
+    outputs = [await p.communicate() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert sum(int(out.decode()) for out, _ in outputs) == 40  # 60 attempts, quota 40, none lost or doubled
+    store = NatsKVCounterStore(url=nats_url, bucket=bucket)
+    try:
+        assert await store.get("requests:multi-process") == 40
+    finally:
+        await store.close()

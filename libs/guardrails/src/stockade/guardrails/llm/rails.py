@@ -69,7 +69,10 @@ class LLMRails:
         policies: PolicyEngine | None = None,
         recorder: EventRecorder | None = None,
         stream_window_chars: int = 256,
+        count_requests: bool = False,
     ) -> None:
+        """``count_requests``: each generate() with a session_id also counts against the session's request
+        quota (``before_request()``), for agents that do not call that hook themselves."""
         if (
             config is None
             and system is not None
@@ -84,7 +87,10 @@ class LLMRails:
 
             system = GuardrailSystem(self.config, recorder=recorder)
         self.system: ContentRails = system
+        # Our own engine counts with the model's encoding and records to the system's (current) recorder.
+        self._own_policies = policies is None
         self.policies = policies or PolicyEngine(self.config, model=self.provider.model)
+        self.count_requests = count_requests
         self.stream_window_chars = stream_window_chars
 
     def _select_model(self, name: str | None, *, required: bool) -> ModelConfig | None:
@@ -195,6 +201,16 @@ class LLMRails:
         result.timings_ms["input_rails"] = _ms(start)
         if result.blocked_at:
             return None
+        if self._own_policies:
+            self.policies.recorder = self.recorder
+        if self.count_requests and session_id is not None:
+            start = time.perf_counter()
+            quota = await self.policies.before_request(session_id, run_id=run_id)
+            result.timings_ms["rate_limit"] = _ms(start)
+            result.verdicts["rate_limit"] = quota
+            if quota.action is Action.BLOCK:
+                self._block(result, "input", quota.error or "request quota exceeded")
+                return None
         start = time.perf_counter()
         budget, tokens = self.policies.assess_token_budget(request, session_id=session_id, run_id=run_id)
         result.timings_ms["token_budget"] = _ms(start)
