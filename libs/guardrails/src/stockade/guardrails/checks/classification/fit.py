@@ -1,0 +1,156 @@
+"""Fit step: tune route thresholds (and take route utterances) from labelled data, then save them.
+
+Labelled texts whose label names a route become that route's utterances; texts labelled ``benign`` become
+the benign reference set. Each training text is scored leave-one-out (its own embedding excluded), and each
+route's threshold is the one with the best F1 whose false-positive rate on benign texts stays within
+``max_fpr``. Routes without labelled examples keep their built-in utterances and get the lowest threshold
+that keeps their own false-positive rate within ``max_fpr / 4``.
+
+    python -m stockade.guardrails.checks.classification.fit --data train.csv --out routes.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from stockade.guardrails.checks.classification.encoders import Encoder, build_encoder, resolve_encoder_type
+from stockade.guardrails.checks.classification.router import Route, RouterModel, top_k_mean
+from stockade.guardrails.checks.classification.routes import default_routes
+from stockade.guardrails.checks.config import ClassificationConfig, RouteConfig
+
+
+@dataclass(frozen=True)
+class RouteFit:
+    route: str
+    threshold: float
+    f1: float
+    precision: float
+    recall: float
+    fpr: float
+
+
+async def encode_all(encoder: Encoder, texts: list[str], batch: int = 64) -> list[list[float]]:
+    out: list[list[float]] = []
+    for i in range(0, len(texts), batch):
+        out.extend(await encoder.encode(texts[i : i + batch]))
+    return out
+
+
+async def fit_router(
+    encoder: Encoder,
+    texts: list[str],
+    labels: list[str],
+    *,
+    benign_label: str = "benign",
+    base_routes: dict[str, RouteConfig] | None = None,
+    top_k: int = 5,
+    max_fpr: float = 0.02,
+    encoder_name: str = "",
+) -> tuple[RouterModel, list[RouteFit]]:
+    base = base_routes if base_routes is not None else default_routes()
+    vectors = await encode_all(encoder, texts)
+    benign_idx = [i for i, label in enumerate(labels) if label == benign_label]
+    benign_vecs = [vectors[i] for i in benign_idx]
+    benign_pos = {i: p for p, i in enumerate(benign_idx)}
+    names = sorted({label for label in labels if label != benign_label} | set(base))
+    routes: list[Route] = []
+    fits: list[RouteFit] = []
+    for name in names:
+        member_idx = [i for i, label in enumerate(labels) if label == name]
+        action = base[name].action if name in base else "block"
+        if member_idx:
+            utterances = [texts[i] for i in member_idx]
+            embeddings = [vectors[i] for i in member_idx]
+        else:
+            utterances = list(base[name].utterances)
+            embeddings = await encode_all(encoder, utterances)
+        member_pos = {i: p for p, i in enumerate(member_idx)}
+        scores = [
+            top_k_mean(v, embeddings, top_k, exclude=member_pos.get(i))
+            - top_k_mean(v, benign_vecs, top_k, exclude=benign_pos.get(i))
+            for i, v in enumerate(vectors)
+        ]
+        positive = [label == name for label in labels]
+        is_benign = [label == benign_label for label in labels]
+        fit = _best_threshold(name, scores, positive, is_benign, max_fpr if member_idx else max_fpr / 4)
+        fits.append(fit)
+        routes.append(Route(name, utterances, fit.threshold, action, embeddings))
+    model = RouterModel(routes, [texts[i] for i in benign_idx], benign_vecs, top_k, encoder_name)
+    return model, fits
+
+
+def _best_threshold(
+    name: str, scores: list[float], positive: list[bool], benign: list[bool], max_fpr: float
+) -> RouteFit:
+    n_pos, n_benign = sum(positive), max(1, sum(benign))
+    best: RouteFit | None = None
+    for t in sorted(set(scores)):
+        flagged = [s >= t for s in scores]
+        tp = sum(f and p for f, p in zip(flagged, positive, strict=True))
+        fp = sum(f and b for f, b in zip(flagged, benign, strict=True))
+        fpr = fp / n_benign
+        if fpr > max_fpr:
+            continue
+        precision = tp / max(1, sum(flagged))
+        recall = tp / max(1, n_pos)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        if best is None or f1 > best.f1 or (n_pos == 0 and t < best.threshold):
+            best = RouteFit(name, float(t), f1, precision, recall, fpr)
+    return best or RouteFit(name, max(scores, default=1.0) + 1e-6, 0.0, 0.0, 0.0, 0.0)
+
+
+def read_labelled_csv(path: str | Path, text_column: str, label_column: str) -> tuple[list[str], list[str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return [r[text_column] for r in rows], [r[label_column] for r in rows]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", required=True, help="CSV with a text and a label column.")
+    parser.add_argument("--out", required=True, help="Where to write the fitted routes (JSON).")
+    parser.add_argument("--text-column", default="prompt")
+    parser.add_argument("--label-column", default="type")
+    parser.add_argument("--benign-label", default="benign")
+    parser.add_argument("--encoder-type", default=None, help="minilm, sentence_transformers or openai.")
+    parser.add_argument("--model-path", default="", help="sentence-transformers directory.")
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--max-fpr", type=float, default=0.02)
+    args = parser.parse_args(argv)
+    config = ClassificationConfig(encoder_type=args.encoder_type, model_path=args.model_path)
+    encoder = build_encoder(config)
+    texts, labels = read_labelled_csv(args.data, args.text_column, args.label_column)
+    model, fits = asyncio.run(
+        fit_router(
+            encoder,
+            texts,
+            labels,
+            benign_label=args.benign_label,
+            top_k=args.top_k,
+            max_fpr=args.max_fpr,
+            encoder_name=encoder_fingerprint(config),
+        )
+    )
+    model.save(args.out)
+    print(json.dumps([f.__dict__ for f in fits], indent=2))
+
+
+def encoder_fingerprint(config: ClassificationConfig) -> str:
+    kind = resolve_encoder_type(config)
+    detail = {
+        "minilm": "all-MiniLM-L6-v2",
+        "sentence_transformers": config.model_path,
+        "openai": config.openai.model,
+    }
+    return f"{kind.value}:{detail[kind.value]}:{config.max_seq_length}"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Toxicity detection through a remote text-classification service."""
