@@ -102,7 +102,13 @@ def test_missing_server_fails_under_ci(pytester: pytest.Pytester, clean_env) -> 
     assert outcomes.get("failed", 0) + outcomes.get("errors", 0) == 1
     assert outcomes["passed"] == 1
     assert result.ret != 0
-    result.stdout.fnmatch_lines(["*PostgreSQL not available: POSTGRES_URL=*does not answer*CI=true*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*PostgreSQL not available: POSTGRES_URL=*does not answer*CI=true*",
+            "real-server tests: 1 ran: 0 passed, 1 failed, 0 skipped",
+            "CI=true: a test skipped for lack of a server is reported as a failure",
+        ]
+    )
 
 
 def test_pytest_skip_for_other_reasons_still_skips_under_ci(pytester: pytest.Pytester, clean_env) -> None:
@@ -128,5 +134,6 @@ def test_summary_reports_origin_and_counts(pytester: pytest.Pytester, clean_env)
             "DynamoDB: not used",
             "MongoDB: not used",
             "Chromium: not used",
+            "real-server tests: 1 ran: 0 passed, 0 failed, 1 skipped",
         ]
     )

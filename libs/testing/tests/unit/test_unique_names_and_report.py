@@ -56,6 +56,7 @@ def test_outcome_folding_and_summary_counts() -> None:
         "3 test(s): 1 passed, 1 failed, 1 skipped"
     )
     assert "NATS: not used" in lines
+    assert "real-server tests: 3 ran: 1 passed, 1 failed, 1 skipped" in lines
 
 
 def test_plugin_import_pulls_in_no_heavy_client_library() -> None:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from stockade.testing.availability import ci_enabled
+
 __all__ = ["SERVERS", "ServerRecord", "ServerReport", "display_url", "report_of"]
 
 # Server name -> the fixtures that use it (a test using any of them, even indirectly, counts for it).
@@ -104,6 +106,18 @@ class ServerReport:
                 f"{label}: {where}; {ran} test(s): "
                 f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
             )
+        unique = set().union(*self.tests_by_server.values()) if self.tests_by_server else set()
+        overall = {"passed": 0, "failed": 0, "skipped": 0}
+        for nodeid in unique:
+            outcome = self.outcomes.get(nodeid)
+            if outcome in overall:
+                overall[outcome] += 1
+        lines.append(
+            f"real-server tests: {sum(overall.values())} ran: {overall['passed']} passed, "
+            f"{overall['failed']} failed, {overall['skipped']} skipped"
+        )
+        if ci_enabled():
+            lines.append("CI=true: a test skipped for lack of a server is reported as a failure")
         return lines
 
 
