@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import shutil
 import socket
 import sys
@@ -29,7 +30,7 @@ class StackConfig:
     model_port: int = 8102
     ingest_port: int = 8103
     startup_timeout_s: float = 60.0
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    run_id: str = field(default_factory=lambda: os.environ.get("STOCKADE_UP_ID") or uuid.uuid4().hex)
 
     @property
     def db_path(self) -> Path:
@@ -157,8 +158,8 @@ class DemoInfo:
 
 def prepare_database(cfg: StackConfig) -> DemoInfo | None:
     """Migrate the SQLite database and seed demo data when empty; returns the demo key when one exists."""
-    from stockade.identity.migrate import upgrade
     from stockade.identity.seed import seed_demo
+    from stockade.prompt_api.migrate import upgrade  # identity tables first, then prompt-api's
     from stockade.runtime.db import create_engine, session_factory
 
     cfg.state_dir.mkdir(parents=True, exist_ok=True)
@@ -186,12 +187,44 @@ def prepare_database(cfg: StackConfig) -> DemoInfo | None:
     return None
 
 
+DEMO_AGENTS = (("planner", "trusted", "search, summarize"), ("executor", "restricted", "summarize"))
+
+
+def ensure_trust_config(cfg: StackConfig) -> Path:
+    """A demo agent registry for the embedded trust-broker, with fresh random HMAC secrets (files, 0600)."""
+    path = cfg.state_dir / "trust.yaml"
+    if path.exists():
+        return path
+    secrets_dir = cfg.state_dir / "agent-keys"
+    secrets_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lines = [
+        "# Demo agent registry of the embedded stack (stockade up). Edit freely: the broker reloads it.",
+        "# Each agent's HMAC secret is in agent-keys/<agent>-demo-1 (random, 0600).",
+        "guardrails:",
+        "  trust:",
+        "    policy:",
+        "      min_sender_trust: restricted",
+        "    agents:",
+    ]
+    for agent, trust, capabilities in DEMO_AGENTS:
+        secret_file = secrets_dir / f"{agent}-demo-1"
+        secret_file.touch(mode=0o600)
+        secret_file.write_text(secrets.token_hex(32) + "\n")
+        lines += [
+            f"      - id: {agent}",
+            f"        trust: {trust}",
+            f"        capabilities: [{capabilities}]",
+            "        keys:",
+            f"          - {{id: demo-1, secret_file: {secret_file}}}",
+        ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def start_service(cfg: StackConfig, name: str) -> Child:
     if name == "trust-broker":
         env = child_env(cfg, "TRUST_BROKER_")
-        trust_config = cfg.state_dir / "trust.yaml"
-        if trust_config.exists():
-            env["TRUST_BROKER_CONFIG_PATH"] = str(trust_config)
+        env["TRUST_BROKER_CONFIG_PATH"] = str(ensure_trust_config(cfg))
         return spawn(
             name,
             [sys.executable, "-m", "stockade.trust_broker"],
@@ -235,7 +268,7 @@ async def wait_healthy(cfg: StackConfig, children: dict[str, Child]) -> dict[str
 
 def _where(cfg: StackConfig, name: str) -> str:
     if name == "trust-broker":
-        return f"{cfg.nats_url} (subject {subjects.trust_submit('<receiver>')})"
+        return f"{cfg.nats_url} (subject {subjects.TRUST_SUBMIT_PREFIX}.<receiver>)"
     return f"http://{cfg.host}:{cfg.http_services()[name][2]}"
 
 

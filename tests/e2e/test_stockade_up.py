@@ -1,0 +1,202 @@
+"""`stockade up` end to end: the embedded stack starts, answers health checks, and stops with no orphans."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from stockade.contracts import subjects
+from stockade.runtime.nats import probe_connect
+
+pytestmark = [pytest.mark.e2e, pytest.mark.nats]
+
+STOCKADE = str(Path(sys.executable).parent / "stockade")
+
+
+def free_ports(n: int) -> list[int]:
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def processes_with_marker(run_id: str) -> list[int]:
+    """PIDs whose environment carries STOCKADE_UP_ID=run_id (the children of one `stockade up`)."""
+    found = []
+    needle = f"STOCKADE_UP_ID={run_id}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+class Stack:
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        self.nats, self.prompt, self.model, self.ingest = free_ports(4)
+        self.run_id = f"test-{os.getpid()}-{time.monotonic_ns()}"
+        self.output: list[str] = []
+        self.proc: subprocess.Popen[str] | None = None
+
+    def start(self, timeout_s: float = 120.0) -> None:
+        env = dict(os.environ, STOCKADE_UP_ID=self.run_id, PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(
+            [
+                STOCKADE,
+                "up",
+                "--state-dir",
+                str(self.state_dir),
+                "--nats-port",
+                str(self.nats),
+                "--prompt-port",
+                str(self.prompt),
+                "--model-port",
+                str(self.model),
+                "--ingest-port",
+                str(self.ingest),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        deadline = time.monotonic() + timeout_s
+        assert self.proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.output.append(line.rstrip())
+            if "Press Ctrl-C to stop." in line:
+                return
+        raise AssertionError("stack did not come up:\n" + "\n".join(self.output))
+
+    def stop(self, sig: int = signal.SIGINT, timeout_s: float = 60.0) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        out, _ = self.proc.communicate(timeout=timeout_s)
+        self.output.extend(out.splitlines())
+        return self.proc.returncode
+
+    def text(self) -> str:
+        return "\n".join(self.output)
+
+
+@pytest.fixture
+def stack(tmp_path):
+    s = Stack(tmp_path / "state")
+    yield s
+    if s.proc and s.proc.poll() is None:
+        s.proc.kill()
+        s.proc.wait()
+    for pid in processes_with_marker(s.run_id):  # never leave anything behind, even on failure
+        os.kill(pid, signal.SIGKILL)
+
+
+async def nats_health(url: str, subject: str) -> dict:
+    nc = await probe_connect(url, timeout_s=2)
+    try:
+        return json.loads((await nc.request(subject, b"{}", timeout=3)).data)
+    finally:
+        await nc.close()
+
+
+def test_up_serves_health_everywhere_then_ctrl_c_leaves_nothing(stack):
+    stack.start()
+    text = stack.text()
+    for part in ("nats-server", "database", "prompt-api", "model-api", "guardrail-ingest", "trust-broker"):
+        assert f"starting {part}" in text or f"starting  {part}" in text or part in text
+    assert "demo API key" in text and "stk_" in text
+    for port in (stack.prompt, stack.model, stack.ingest):
+        for path in ("/healthz", "/readyz"):
+            r = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5)
+            assert r.status_code == 200, (port, path, r.text)
+    nats_url = f"nats://127.0.0.1:{stack.nats}"
+    assert asyncio.run(nats_health(nats_url, subjects.TRUST_HEALTH))["status"] == "ok"
+    children = processes_with_marker(stack.run_id)
+    assert len(children) >= 5, children  # nats-server + four services (+ stockade itself)
+
+    assert stack.stop(signal.SIGINT) == 0, stack.text()
+    assert "stopped cleanly." in stack.text()
+    time.sleep(0.2)
+    assert processes_with_marker(stack.run_id) == []
+    assert (stack.state_dir / "stockade.db").exists() and (stack.state_dir / "nats").is_dir()
+
+
+def test_demo_key_works_and_data_survives_a_restart(stack):
+    stack.start()
+    key = next(line.split()[-1] for line in stack.output if "demo API key" in line)
+    project = next(line.split()[-1] for line in stack.output if "demo project" in line)
+    r = httpx.get(
+        f"http://127.0.0.1:{stack.prompt}/prompts", params={"project_id": project}, headers={"X-API-Key": key}
+    )
+    assert r.status_code == 200, r.text
+    assert stack.stop(signal.SIGTERM) == 0
+    assert processes_with_marker(stack.run_id) == []
+
+    again = Stack(stack.state_dir)
+    again.nats, again.prompt, again.model, again.ingest = free_ports(4)
+    try:
+        again.start()
+        assert key in again.text(), "the demo key of the first run still works and is shown again"
+        r = httpx.get(
+            f"http://127.0.0.1:{again.prompt}/prompts",
+            params={"project_id": project},
+            headers={"X-API-Key": key},
+        )
+        assert r.status_code == 200
+    finally:
+        assert again.stop() == 0
+        assert processes_with_marker(again.run_id) == []
+
+
+def test_busy_port_fails_fast_with_advice(stack):
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", stack.prompt))
+    blocker.listen()
+    try:
+        proc = subprocess.run(
+            [
+                STOCKADE,
+                "up",
+                "--state-dir",
+                str(stack.state_dir),
+                "--nats-port",
+                str(stack.nats),
+                "--prompt-port",
+                str(stack.prompt),
+                "--model-port",
+                str(stack.model),
+                "--ingest-port",
+                str(stack.ingest),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ, STOCKADE_UP_ID=stack.run_id),
+        )
+    finally:
+        blocker.close()
+    assert proc.returncode == 1
+    assert f"prompt-api port {stack.prompt}" in proc.stderr and "already in use" in proc.stderr
+    assert processes_with_marker(stack.run_id) == []
