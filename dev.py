@@ -71,15 +71,36 @@ def ensure_ml() -> None:
     run([PY, "-m", "pip", "install", "--quiet", TORCH, *ML_PACKAGES])
 
 
+def _apt_install(packages: list[str], why: str) -> bool:
+    if not (shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0):
+        return False
+    step(f"installing Debian {' '.join(packages)} ({why})")
+    run(["apt-get", "update", "-qq"])
+    run(
+        ["apt-get", "install", "-y", "-qq", *packages], env=dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    )
+    return True
+
+
+def ensure_postgres() -> None:
+    """The harness starts a throwaway PostgreSQL cluster when POSTGRES_URL is unset: it needs the binaries."""
+    if (
+        os.environ.get("POSTGRES_URL")
+        or shutil.which("initdb")
+        or list(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    ):
+        return
+    if not _apt_install(["postgresql"], "the tests start a throwaway cluster"):
+        print(
+            "    PostgreSQL binaries not found: install PostgreSQL or set POSTGRES_URL, else its tests skip."
+        )
+
+
 def ensure_browser() -> None:
     """Debian's chromium for the console's browser tests (Playwright's own download is not used)."""
     if shutil.which("chromium") or os.environ.get("STOCKADE_CHROMIUM"):
         return
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        step("installing Debian chromium for the browser tests")
-        run(["apt-get", "update", "-qq"])
-        run(["apt-get", "install", "-y", "-qq", "chromium"], env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-    else:
+    if not _apt_install(["chromium"], "for the console's browser tests"):
         print("    chromium not found: browser tests will be skipped (install Debian's chromium).")
 
 
@@ -94,6 +115,7 @@ def cmd_test(args: list[str]) -> int:
     ensure_venv()
     sync(dev=True)
     ensure_ml()
+    ensure_postgres()
     ensure_browser()
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     step("ruff (lint)")
