@@ -110,3 +110,12 @@ async def test_bad_reload_keeps_the_previous_configuration(provider, trust_yaml)
 def test_first_load_must_succeed(tmp_path):
     with pytest.raises(ConfigError):
         EnforcerProvider(tmp_path / "missing.yaml", InMemoryNonceStore())
+
+
+async def test_receiver_token_that_is_not_an_agent_id_is_rejected(provider, signer):
+    env = signer.sign("planner", "executor", b"body")
+    decision = await TrustBrokerService(provider).handle(
+        "trust.submit.ex@cutor", {wire.ATTESTATION: env.to_json()}, b"body"
+    )
+    assert decision.delivery is None
+    assert (decision.rejection.reason, decision.rejection.receiver) == ("malformed", "ex@cutor")

@@ -47,9 +47,12 @@ class TrustBrokerService:
         self.enforcers = enforcers
 
     async def handle(self, subject: str, headers: Mapping[str, str] | None, body: bytes) -> Decision:
-        receiver = subjects.receiver_of_submit(subject)
         raw = (headers or {}).get(wire.ATTESTATION, "")
         claimed = AttestationEnvelope.parse(raw) if raw else None
+        try:
+            receiver = subjects.receiver_of_submit(subject)
+        except ValueError as exc:  # a subject token that is not an agent id
+            return self._reject(subject.rsplit(".", 1)[-1], claimed, "malformed", "B", str(exc))
         try:
             result = await self.enforcers.current.verify_message(raw, body, expected_receiver=receiver)
         except AttestationError as exc:
