@@ -123,7 +123,7 @@ def cmd_test(args: list[str]) -> int:
     step("ruff (format)")
     run([BIN / "ruff", "format", "--check", "."], env=env)
     step("mypy (strict on libs/)")
-    packages = ["contracts", "runtime", "identity", "guardrails", "testing", "client", "cli"]
+    packages = ["contracts", "runtime", "identity", "guardrails", "testing", "cli"]
     run([BIN / "mypy", *(arg for p in packages for arg in ("-p", f"stockade.{p}"))], env=env)
     step("pytest (real servers; summary at the end)")
     return subprocess.call([PY, "-m", "pytest", *args], cwd=ROOT, env=env)

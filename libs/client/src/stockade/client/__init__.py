@@ -1,3 +1,0 @@
-"""Python client of prompt-api for agents."""
-
-__all__: list[str] = []
