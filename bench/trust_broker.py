@@ -148,10 +148,11 @@ async def run_forwarder(url: str) -> None:
 
     from stockade.runtime.nats import install_stop_signals
 
-    broker = NatsBroker(url, logger=None)
+    broker = NatsBroker(url, logger=None, apply_types=False)  # as the trust-broker
 
     @broker.subscriber(subjects.TRUST_SUBMIT_WILDCARD, queue=subjects.TRUST_BROKER_QUEUE, max_workers=32)
-    async def forward(msg: NatsMessage) -> None:
+    async def forward(_: Any) -> None:
+        msg: NatsMessage = broker.context.get_local("message")
         receiver = subjects.receiver_of_submit(msg.raw_message.subject)
         env = json.loads((msg.headers or {}).get(ATTESTATION_HEADER, "{}"))
         nc = broker.connection  # the same publishing path as the trust-broker
@@ -162,7 +163,7 @@ async def run_forwarder(url: str) -> None:
             await nc.publish(msg.reply_to, b'{"status": "delivered"}')
 
     @broker.subscriber(subjects.TRUST_HEALTH)
-    async def health(msg: NatsMessage) -> dict[str, str]:
+    async def health(_: Any) -> dict[str, str]:
         return {"status": "ok"}
 
     stop = asyncio.Event()

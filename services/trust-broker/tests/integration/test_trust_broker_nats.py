@@ -322,3 +322,22 @@ def test_deploy_config_gives_every_agent_only_its_own_inbox():
     for name in ("planner", "executor", "intern", "treasurer"):
         assert f'subscribe: {{ allow: ["agent.{name}.inbox", "_INBOX_{name}.>"] }}' in text
     assert text.count('publish: { allow: ["trust.submit.*"] }') == 4
+
+
+async def test_concurrent_distinct_messages_each_arrive_once_with_their_own_identity(brokers, agents, signer):
+    verifier, _ = signer
+    sent = {}
+    for i in range(60):
+        sender = "planner" if i % 2 else "treasurer"
+        body = f"message {i}".encode()
+        env = verifier.sign(sender, "executor", body)
+        sent[env.nonce] = (sender, body)
+        await agents[sender].nc.publish(
+            subjects.trust_submit("executor"), body, headers={wire.ATTESTATION: env.to_json()}
+        )
+    for agent in agents.values():
+        await agent.nc.flush()
+    await settle(lambda: len(agents["executor"].inbox) == 60, within_s=10)
+    await quiet()
+    received = {m.headers[wire.NONCE]: (m.headers[wire.SENDER], m.data) for m in agents["executor"].inbox}
+    assert received == sent

@@ -45,6 +45,9 @@ class TrustBrokerApp:
             max_reconnect_attempts=-1,
             graceful_timeout=nats.drain_timeout_s,
             logger=None,
+            # Handlers take the raw message from the context instead of FastDepends injection: injecting
+            # a Context parameter runs a sync resolver in a worker thread per message (two thread hops).
+            apply_types=False,
         )
         self.service: TrustBrokerService | None = None
         self.provider: EnforcerProvider | None = None
@@ -57,15 +60,16 @@ class TrustBrokerApp:
         @broker.subscriber(
             subjects.TRUST_SUBMIT_WILDCARD, queue=settings.queue, max_workers=settings.max_workers
         )
-        async def on_submit(msg: NatsMessage) -> None:
+        async def on_submit(_: Any) -> None:
+            msg: NatsMessage = broker.context.get_local("message")
             await self.submit(msg.raw_message.subject, msg.headers, msg.body, msg.reply_to)
 
         @broker.subscriber(subjects.TRUST_HEALTH, queue=f"{settings.service_name}-health")
-        async def on_health(msg: NatsMessage) -> dict[str, Any]:
+        async def on_health(_: Any) -> dict[str, Any]:
             return self.health()
 
         @broker.subscriber(subjects.TRUST_CMD_RELOAD)  # no queue group: every replica reloads
-        async def on_reload(msg: NatsMessage) -> dict[str, Any]:
+        async def on_reload(_: Any) -> dict[str, Any]:
             assert self.provider is not None
             error = self.provider.reload()
             return {"status": "error", "error": error} if error else {**self.health(), "status": "reloaded"}
