@@ -49,7 +49,7 @@ def find_chromium() -> Path | None:
 
 def _chromium_version(executable: Path) -> str | None:
     try:
-        out = subprocess.run(  # noqa: S603
+        out = subprocess.run(
             [str(executable), "--version"], capture_output=True, text=True, timeout=30, check=False
         ).stdout
     except (OSError, subprocess.TimeoutExpired):

@@ -93,7 +93,7 @@ def mongoeco_venv(python: Path, version: str = MONGOECO_VERSION) -> Path:
 
 
 def _run(argv: list[str]) -> None:
-    result = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=900)  # noqa: S603
+    result = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=900)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed: {(result.stderr or result.stdout).strip()[-2000:]}")
 

@@ -55,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_OutcomeTracker(config), "stockade-outcome-tracker")
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselection looks at the markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     apply_server_markers(config, items)
 

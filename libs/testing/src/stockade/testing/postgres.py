@@ -113,7 +113,7 @@ class _LocalCluster:
         log = self.base / "postgres.log"
         if self.user is not None:
             shutil.chown(self.base, user=self.user, group=self.user)
-        init = subprocess.run(  # noqa: S603
+        init = subprocess.run(
             [
                 str(self.bindir / "initdb"),
                 "-D",

@@ -40,7 +40,7 @@ class ManagedProcess:
             # Drop root: setuid/setgid in the child, no supplementary groups kept from root.
             group, extra_groups = _primary_group(user), []
         with open(log_path, "ab") as log:
-            self.popen = subprocess.Popen(  # noqa: S603 - argv built by the harness, no shell
+            self.popen = subprocess.Popen(
                 self.argv,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
