@@ -137,3 +137,14 @@ async def test_separate_processes_share_one_session_quota(nats_url: str, bucket:
         assert await store.get("requests:multi-process") == 40
     finally:
         await store.close()
+
+
+async def test_store_errors_never_show_url_credentials() -> None:
+    from stockade.guardrails import CheckUnavailableError
+
+    store = NatsKVCounterStore(
+        url="nats://svc:hunter2@127.0.0.1:1", max_reconnect_attempts=1, reconnect_wait_seconds=0.1
+    )
+    with pytest.raises(CheckUnavailableError) as info:
+        await store.add("k", 1)
+    assert "hunter2" not in str(info.value) and "***@127.0.0.1:1" in str(info.value)

@@ -26,8 +26,9 @@ from stockade.guardrails.llm.messages import (
     ToolDefinition,
 )
 from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
-from stockade.guardrails.llm.rails import LLMRails, RailsStream
+from stockade.guardrails.llm.rails import LLMRails
 from stockade.guardrails.llm.result import GenerationResult
+from stockade.guardrails.llm.stream import RailsStream
 from stockade.guardrails.policies import (
     AgentHooks,
     Approval,

@@ -9,14 +9,15 @@
 - Result: :class:`GenerationResult` with per-check verdicts, timings, token usage and a cost estimate; one
   GENERATE event is recorded per call.
 
-Streaming (:meth:`LLMRails.astream`) releases text only after output checks covered it (see ``streaming``).
+Streaming (:meth:`LLMRails.astream`, :class:`~stockade.guardrails.llm.stream.RailsStream`) releases text only
+after output checks covered it (see ``streaming``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,7 +34,7 @@ from stockade.guardrails.llm.messages import (
 )
 from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
 from stockade.guardrails.llm.result import GenerationResult
-from stockade.guardrails.llm.streaming import HeldBackWindow
+from stockade.guardrails.llm.stream import RailsStream
 from stockade.guardrails.policies.engine import PolicyEngine
 from stockade.guardrails.verdict import Action, Verdict
 
@@ -327,71 +328,3 @@ class LLMRails:
             prompt, system_prompt=system_prompt, tools=tools, max_tokens=max_tokens, temperature=temperature
         )
         return RailsStream(self, request, session_id, run_id, metadata)
-
-
-class RailsStream:
-    """Async iterator of released text; ``result`` holds the aggregated result once iteration ended."""
-
-    def __init__(
-        self,
-        rails: LLMRails,
-        request: ChatRequest,
-        session_id: str | None,
-        run_id: str | None,
-        metadata: dict[str, Any] | None,
-    ) -> None:
-        self._rails, self._request = rails, request
-        self._session_id, self._run_id, self._metadata = session_id, run_id, metadata
-        self.result: GenerationResult | None = None
-        self.window: HeldBackWindow | None = None
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._run()
-
-    async def _run(self) -> AsyncIterator[str]:
-        rails, sid, meta = self._rails, self._session_id, self._metadata
-        total = time.perf_counter()
-        result = rails._new_result()
-        self.result = result
-        try:
-            sendable = await rails._input_rails(self._request, result, sid, self._run_id, meta)
-            if sendable is None:
-                return
-
-            async def check(text: str) -> Verdict:
-                return await rails.system.check_output(text, session_id=sid, metadata=meta)
-
-            window = self.window = HeldBackWindow(check, rails.stream_window_chars)
-            usage = TokenUsage()
-            start = time.perf_counter()
-            result.model_called = True
-            async for chunk in rails.provider.astream(sendable):
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                if chunk.text:
-                    released = await window.feed(chunk.text)
-                    if window.blocked:
-                        break
-                    if released:
-                        yield released
-            result.timings_ms["model"] = _ms(start)
-            if not window.blocked:
-                rest = await window.finish()
-                if rest:
-                    yield rest
-            if usage.output_tokens == 0 and window.received:
-                usage = usage.model_copy(
-                    update={"output_tokens": rails.policies.budget.counter.count_text(window.received)}
-                )
-            rails._account(result, usage, self._run_id)
-            if window.verdict is not None:
-                result.verdicts["output"] = window.verdict
-            if window.blocked:
-                rails._block(
-                    result, "output", (window.verdict and window.verdict.error) or "output rails blocked"
-                )
-                result.text = window.released or None
-            else:
-                result.text = window.released
-        finally:
-            rails._finish(result, total, sid, self._run_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import random
+import re
 from typing import TYPE_CHECKING, Any
 
 from stockade.guardrails.errors import CheckUnavailableError
@@ -19,6 +20,13 @@ from stockade.guardrails.extras import require
 if TYPE_CHECKING:
     from nats.aio.client import Client
     from nats.js.kv import KeyValue
+
+
+def redacted(url: str | None) -> str:
+    """The URL without user information (``nats://user:pass@host`` -> ``nats://***@host``)."""
+    if not url:
+        return "<none>"
+    return re.sub(r"//[^/@]*@", "//***@", url)
 
 
 def counter_key(key: str) -> str:
@@ -76,11 +84,18 @@ class NatsKVCounterStore:
                     self._kv = await self.open_bucket(self._nc.jetstream(), self._bucket_name, self._ttl)
                 except Exception as exc:  # connection refused, timeouts, no JetStream
                     raise CheckUnavailableError(
-                        f"rate-limit store at {self._url} unavailable: {exc}"
+                        f"rate-limit store at {redacted(self._url)} unavailable: {type(exc).__name__}"
                     ) from exc
             return self._kv
 
     async def add(self, key: str, amount: int, limit: int | None = None) -> tuple[bool, int]:
+        nats_errors = require("nats.errors", extra="nats", feature="the NATS rate-limit backend")
+        try:
+            return await self._add(key, amount, limit)
+        except (nats_errors.Error, TimeoutError) as exc:  # server gone, request timed out
+            raise CheckUnavailableError(f"rate-limit store: {type(exc).__name__} updating a counter") from exc
+
+    async def _add(self, key: str, amount: int, limit: int | None) -> tuple[bool, int]:
         kv = await self._bucket()
         from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
@@ -108,12 +123,15 @@ class NatsKVCounterStore:
 
     async def get(self, key: str) -> int:
         kv = await self._bucket()
+        from nats.errors import Error as NatsError
         from nats.js.errors import KeyNotFoundError
 
         try:
             entry = await kv.get(counter_key(key))
         except KeyNotFoundError:
             return 0
+        except (NatsError, TimeoutError) as exc:
+            raise CheckUnavailableError(f"rate-limit store: {type(exc).__name__} reading a counter") from exc
         return int(entry.value or b"0")
 
     async def close(self) -> None:

@@ -1,0 +1,93 @@
+"""RailsStream: LLMRails.astream()'s iterator. Input rails, then the model's stream through a held-back window."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from stockade.guardrails.llm.messages import ChatRequest, TokenUsage
+from stockade.guardrails.llm.result import GenerationResult
+from stockade.guardrails.llm.streaming import HeldBackWindow
+from stockade.guardrails.verdict import Verdict
+
+if TYPE_CHECKING:
+    from stockade.guardrails.llm.rails import LLMRails
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1e3
+
+
+class RailsStream:
+    """Async iterator of released text; ``result`` holds the aggregated result once iteration ended."""
+
+    def __init__(
+        self,
+        rails: LLMRails,
+        request: ChatRequest,
+        session_id: str | None,
+        run_id: str | None,
+        metadata: dict[str, Any] | None,
+    ) -> None:
+        self._rails, self._request = rails, request
+        self._session_id, self._run_id, self._metadata = session_id, run_id, metadata
+        self.result: GenerationResult | None = None
+        self.window: HeldBackWindow | None = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._run()
+
+    async def _run(self) -> AsyncIterator[str]:
+        rails, sid, meta = self._rails, self._session_id, self._metadata
+        total = time.perf_counter()
+        result = rails._new_result()
+        self.result = result
+        try:
+            sendable = await rails._input_rails(self._request, result, sid, self._run_id, meta)
+            if sendable is None:
+                return
+
+            async def check(text: str) -> Verdict:
+                return await rails.system.check_output(text, session_id=sid, metadata=meta)
+
+            window = self.window = HeldBackWindow(check, rails.stream_window_chars)
+            usage = TokenUsage()
+            start = time.perf_counter()
+            result.model_called = True
+            chunks = rails.provider.astream(sendable)
+            try:
+                async for chunk in chunks:
+                    if chunk.usage is not None:
+                        usage = chunk.usage
+                    if chunk.text:
+                        released = await window.feed(chunk.text)
+                        if window.blocked:
+                            break
+                        if released:
+                            yield released
+            finally:
+                close = getattr(chunks, "aclose", None)
+                if close is not None:  # stop the provider's stream (and its HTTP response) at once
+                    await close()
+            result.timings_ms["model"] = _ms(start)
+            if not window.blocked:
+                rest = await window.finish()
+                if rest:
+                    yield rest
+            if usage.output_tokens == 0 and window.received:
+                usage = usage.model_copy(
+                    update={"output_tokens": rails.policies.budget.counter.count_text(window.received)}
+                )
+            rails._account(result, usage, self._run_id)
+            if window.verdict is not None:
+                result.verdicts["output"] = window.verdict
+            if window.blocked:
+                rails._block(
+                    result, "output", (window.verdict and window.verdict.error) or "output rails blocked"
+                )
+                result.text = window.released or None
+            else:
+                result.text = window.released
+        finally:
+            rails._finish(result, total, sid, self._run_id)
