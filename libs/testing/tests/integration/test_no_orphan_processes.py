@@ -76,3 +76,29 @@ def test_session_end_stops_every_started_server(pytester: pytest.Pytester, monke
     assert len(pids) == 4  # the factory's server, NATS, PostgreSQL (postmaster), mongoeco
     assert [pid for pid in pids if _alive(pid)] == []
     assert [pid for pid in pids if _group_members(pid)] == []
+
+
+def test_servers_die_with_a_killed_test_process(tmp_path) -> None:
+    # pytest killed with SIGKILL runs no teardown: the parent-death signal must still stop the server.
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from stockade.testing.processes import ManagedProcess\n"
+        f"p = ManagedProcess(['sleep', '120'], log_path=Path({str(tmp_path / 'log')!r}), die_with_parent=True)\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    assert _alive(child)
+    parent.kill()
+    parent.wait()
+    for _ in range(100):
+        if not _alive(child):
+            break
+        time.sleep(0.05)
+    assert not _alive(child)

@@ -127,6 +127,7 @@ class _MongoEcoServer:
             [str(venv_python), str(RUNNER), "--port", str(self.port)],
             log_path=self.base / "mongoeco.log",
             cwd=self.base,
+            die_with_parent=True,
         )
         if not wait_until(lambda: _answers(self.url), timeout=60, interval=0.2, alive=self.process.alive):
             self.stop()

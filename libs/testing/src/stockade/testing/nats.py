@@ -108,7 +108,7 @@ class NatsServer:
         argv += ["-a", "127.0.0.1", "-p", str(self.port), "-js"]
         if not own_store_dir:
             argv += ["-sd", str(self.store_dir)]
-        self.process = ManagedProcess(argv, log_path=self.base / "nats-server.log")
+        self.process = ManagedProcess(argv, log_path=self.base / "nats-server.log", die_with_parent=True)
         info: list[dict[str, Any]] = []
 
         def ready() -> bool:

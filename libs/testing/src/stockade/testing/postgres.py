@@ -157,6 +157,7 @@ class _LocalCluster:
             log_path=log,
             user=self.user,
             stop_signal=signal.SIGINT,  # "fast" shutdown: does not wait for clients
+            die_with_parent=True,
         )
         version: list[str] = []
 

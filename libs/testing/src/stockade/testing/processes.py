@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
@@ -18,6 +19,9 @@ class ManagedProcess:
     """A child process in its own session (process group), so stopping it leaves no orphans.
 
     Output goes to ``log_path``; :meth:`log_tail` gives the end of it for error messages.
+    ``die_with_parent=True`` (Linux, util-linux ``setpriv``) also sends ``stop_signal`` to the process if
+    the thread that started it dies, e.g. when pytest is killed and cannot run its teardown. Only use it
+    from a thread that lives as long as the process should (the main thread).
     """
 
     def __init__(
@@ -29,6 +33,7 @@ class ManagedProcess:
         cwd: Path | None = None,
         user: str | None = None,
         stop_signal: signal.Signals = signal.SIGTERM,
+        die_with_parent: bool = False,
     ) -> None:
         self.argv = [str(a) for a in argv]
         self.log_path = log_path
@@ -39,9 +44,13 @@ class ManagedProcess:
         if user is not None:
             # Drop root: setuid/setgid in the child, no supplementary groups kept from root.
             group, extra_groups = _primary_group(user), []
+        command = list(self.argv)
+        setpriv = shutil.which("setpriv") if die_with_parent else None
+        if setpriv is not None:
+            command = [setpriv, "--pdeathsig", stop_signal.name.removeprefix("SIG"), "--", *command]
         with open(log_path, "ab") as log:
             self.popen = subprocess.Popen(
-                self.argv,
+                command,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
