@@ -54,7 +54,8 @@ class TrustBrokerService:
         except ValueError as exc:  # a subject token that is not an agent id
             return self._reject(subject.rsplit(".", 1)[-1], claimed, "malformed", "B", str(exc))
         try:
-            result = await self.enforcers.current.verify_message(raw, body, expected_receiver=receiver)
+            envelope = claimed if claimed is not None else raw  # parse once
+            result = await self.enforcers.current.verify_message(envelope, body, expected_receiver=receiver)
         except AttestationError as exc:
             # Fail closed: the message is not delivered when its replay status cannot be established.
             log.error("verification unavailable for a message to %s: %s", receiver, exc)
