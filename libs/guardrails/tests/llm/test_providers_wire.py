@@ -85,6 +85,16 @@ def test_sync_call(provider: ModelProvider, wire_server: Any) -> None:
     assert (response.usage.input_tokens, response.usage.output_tokens) == (11, 7)
     sent = wire_server.last()
     _auth_seen(provider, sent["headers"])
+    expected_path = {
+        "openai": "/v1/chat/completions",
+        "azure_openai": "/openai/deployments/my-deployment/chat/completions",
+        "anthropic": "/v1/messages",
+        "gemini": "/models/gemini-2.5-flash:generateContent",
+        "bedrock": "/model/anthropic.claude-3-haiku-20240307-v1:0/converse",
+    }[provider.provider]
+    assert sent["path"].endswith(expected_path)
+    if provider.provider == "azure_openai":
+        assert sent["query"]["api-version"] == "2024-10-21"
     assert "Be brief." in str(sent["body"]) and "get_weather" in str(sent["body"])
 
 
@@ -126,3 +136,4 @@ async def test_llm_rails_end_to_end(
     events = recorder.of_kind(EventKind.GENERATE)
     assert len(events) == 4 and KEY not in str([e.model_dump() for e in recorder.events])
     assert KEY not in repr(rails.model_config) and KEY not in repr(rails.provider.__dict__.get("config"))
+    await rails.aclose()

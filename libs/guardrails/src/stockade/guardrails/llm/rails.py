@@ -310,6 +310,12 @@ class LLMRails:
             )
         )
 
+    async def aclose(self) -> None:
+        """Close the provider's HTTP clients and, when this object built it, the policy engine's store."""
+        await self.provider.aclose()
+        if self._own_policies:
+            await self.policies.close()
+
     # -- streaming -----------------------------------------------------------------------------------------
     def astream(
         self,
