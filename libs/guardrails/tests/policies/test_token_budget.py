@@ -117,3 +117,17 @@ def test_memoised_counts_match_fresh_counts() -> None:
     )
     changed.tools[0] = bigger
     assert warm.count_request(changed) > warm.count_request(_request(tools=True))
+
+
+def test_without_the_tokens_extra_limits_fail_fast_and_plain_counting_degrades(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from stockade.guardrails import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "tiktoken", None)  # as if the 'tokens' extra were not installed
+    with pytest.raises(MissingExtraError, match="'tokens' extra"):
+        TokenBudget(TokenBudgetConfig(per_request=100))
+    plain = TokenBudget(TokenBudgetConfig())
+    assert isinstance(plain.counter, ApproximateTokenCounter) and plain.count(_request()) > 0

@@ -11,10 +11,11 @@ from __future__ import annotations
 import threading
 import time
 
+from stockade.guardrails.errors import MissingExtraError
 from stockade.guardrails.llm.messages import ChatRequest
 from stockade.guardrails.policies.config import TokenBudgetConfig
 from stockade.guardrails.policies.decisions import decision
-from stockade.guardrails.policies.tokens import TokenCounter, make_token_counter
+from stockade.guardrails.policies.tokens import ApproximateTokenCounter, TokenCounter, make_token_counter
 from stockade.guardrails.verdict import Action, Verdict
 
 NAME = "token_budget"
@@ -31,11 +32,20 @@ class TokenBudget:
         counter: TokenCounter | None = None,
     ) -> None:
         self.config = config or TokenBudgetConfig()
-        self.counter = counter or make_token_counter(
-            self.config.counter, model, self.config.fallback_encoding
-        )
+        self.counter = counter or self._default_counter(model)
         self._run_used: dict[str, int] = {}
         self._lock = threading.Lock()
+
+    def _default_counter(self, model: str | None) -> TokenCounter:
+        """The configured counter. Without the 'tokens' extra and with no limit set (counting only feeds usage
+        estimates), fall back to the approximate counter; with a limit set, fail fast with MissingExtraError."""
+        cfg = self.config
+        try:
+            return make_token_counter(cfg.counter, model, cfg.fallback_encoding)
+        except MissingExtraError:
+            if cfg.enabled and (cfg.per_request is not None or cfg.per_run is not None):
+                raise
+            return ApproximateTokenCounter()
 
     def count(self, request: ChatRequest) -> int:
         return self.counter.count_request(request)
