@@ -19,16 +19,25 @@ Scalar = str | int | None
 
 def canonical_json(fields: Mapping[str, Scalar]) -> bytes:
     """Encode a flat mapping of str/int/None values as RFC 8785 canonical JSON bytes."""
-    for key, value in fields.items():
+    members = []
+    for key in sorted(fields):  # ASCII keys: code-point order is UTF-16 code-unit order
         if type(key) is not str or not key.isascii():
             raise TypeError(f"canonical key must be an ASCII string, got {key!r}")
-        if type(value) is int:  # exact type: bool (an int subclass) is refused below
+        value = fields[key]
+        if type(value) is str:
+            encoded = _string(value)
+        elif value is None:
+            encoded = "null"
+        elif type(value) is int:  # exact type: bool (an int subclass) is refused below
             if abs(value) > _MAX_SAFE_INT:
                 raise ValueError(f"canonical integer {key!r} is outside the IEEE-754 safe range")
-        elif type(value) is not str and value is not None:
+            encoded = str(value)
+        else:
             raise TypeError(f"canonical value of {key!r} must be str, int or None")
-    # With ensure_ascii=False, Python's encoder escapes exactly what JCS escapes, in the same (lowercase) form.
-    return _ENCODER.encode(fields if type(fields) is dict else dict(fields)).encode("utf-8")
+        members.append(f"{_string(key)}:{encoded}")
+    return ("{" + ",".join(members) + "}").encode("utf-8")
 
 
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+# json's non-ASCII string encoder escapes exactly what JCS escapes (" \ and U+0000..U+001F, the latter as
+# \b \f \n \r \t or lowercase \u00xx) and leaves every other character raw.
+_string = json.encoder.encode_basestring
