@@ -1,29 +1,79 @@
 """Shared fixtures: a migrated database of each kind, a running app (lifespan included), and a small world."""
 
-from collections.abc import AsyncIterator
+import concurrent.futures
+import shutil
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade import identity
 from stockade.prompt_api.main import create_app
-from stockade.prompt_api.migrate import upgrade_async
+from stockade.prompt_api.migrate import upgrade
 from stockade.prompt_api.settings import OutboxSettings, PromptApiSettings
 from stockade.runtime import DatabaseSettings, NatsSettings, create_engine, session_factory
+from stockade.testing.asyncbridge import run_blocking
+from stockade.testing.names import make_unique_name
+from stockade.testing.postgres import to_asyncpg_url
+
+
+def _in_thread(fn, *args):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(fn, *args).result(timeout=120)
+
+
+async def _pg_execute(admin_url: str, sql: str) -> None:
+    conn = await asyncpg.connect(admin_url, timeout=10)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory) -> Path:
+    """Migrated once per run; each test gets a copy (same schema, same migrations, much faster)."""
+    path = tmp_path_factory.mktemp("tmpl") / "template.db"
+    _in_thread(upgrade, f"sqlite+aiosqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_url) -> Iterator[str]:
+    """A real PostgreSQL database migrated once per run; tests get ``CREATE DATABASE ... TEMPLATE`` copies."""
+    name = make_unique_name("tmpl_prompt_api")
+    run_blocking(lambda: _pg_execute(postgres_url, f'CREATE DATABASE "{name}"'))
+    try:
+        _in_thread(upgrade, to_asyncpg_url(postgres_url, name))
+        yield name
+    finally:
+        run_blocking(lambda: _pg_execute(postgres_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request, tmp_path) -> str:
+def db_url(request, tmp_path) -> Iterator[str]:
+    """A fresh, migrated database of each kind: a SQLite file and a real PostgreSQL database."""
     if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path}/prompt-api.db"
-    return request.getfixturevalue("postgres_database")
+        target = tmp_path / "prompt-api.db"
+        shutil.copy(request.getfixturevalue("sqlite_template"), target)
+        yield f"sqlite+aiosqlite:///{target}"
+        return
+    admin = request.getfixturevalue("postgres_url")
+    template = request.getfixturevalue("postgres_template")
+    name = make_unique_name("test_prompt_api")
+    run_blocking(lambda: _pg_execute(admin, f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+    try:
+        yield to_asyncpg_url(admin, name)
+    finally:
+        run_blocking(lambda: _pg_execute(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture
 async def sessions(db_url) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    await upgrade_async(db_url)
     engine = create_engine(db_url)
     try:
         yield session_factory(engine)
@@ -35,7 +85,7 @@ def make_settings(db_url: str, nats_url: str = "nats://127.0.0.1:1", **kw) -> Pr
     return PromptApiSettings(
         db=DatabaseSettings(url=db_url),
         nats=NatsSettings(url=nats_url, connect_timeout_s=0.5),
-        outbox=kw.pop("outbox", OutboxSettings(interval_s=0.2)),
+        outbox=kw.pop("outbox", OutboxSettings(enabled=False)),  # the outbox tests turn the relay on
         migrate_on_startup=False,
         **kw,
     )

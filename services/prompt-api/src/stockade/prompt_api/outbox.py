@@ -66,12 +66,13 @@ class OutboxRelay:
         self._wake.set()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        if self._task is None:
+            return
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
         with contextlib.suppress(Exception):
-            await self.flush()  # last chance for what was committed just before shutdown
+            await asyncio.wait_for(self.flush(), timeout=5.0)  # what was committed just before shutdown
         if self.nc is not None:
             await drain(self.nc, self._nats_settings.drain_timeout_s)
 

@@ -113,7 +113,10 @@ def check_skill(
     skill_name: str, skill_md: str, files: dict[str, str | Base64File], limits: LimitSettings
 ) -> tuple[dict[str, Any], bytes, list[ValidFile]]:
     """Validate a whole skill version; returns (front matter, SKILL.md bytes, files sorted by path)."""
-    check_skill_name(skill_name)
+    try:
+        check_skill_name(skill_name)
+    except InvalidPath as exc:
+        raise InvalidContent(str(exc)) from None
     md_bytes = _utf8(skill_md, "SKILL.md")
     if len(md_bytes) > limits.max_skill_md_bytes:
         raise InvalidContent(f"SKILL.md is {len(md_bytes)} bytes; the limit is {limits.max_skill_md_bytes}")
