@@ -74,3 +74,20 @@ def test_canonical_string_escapes_follow_rfc8785():
 def test_canonical_refuses_values_outside_the_signed_subset(value):
     with pytest.raises((TypeError, ValueError)):
         canonical_json({"x": value})
+
+
+def test_canonical_matches_a_reference_jcs_encoding_on_awkward_strings():
+    import json
+    import random
+
+    rng = random.Random(8785)
+    alphabet = [chr(c) for c in range(0x00, 0x80)] + ["é", "ß", "€", "\u2028", "\u2029", "😀", "\ufeff"]
+    for _ in range(300):
+        fields = {
+            f"k{rng.randrange(20)}": "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+            for _ in range(rng.randrange(1, 6))
+        }
+        fields["n"] = rng.randrange(-(2**53) + 1, 2**53)
+        fields["z"] = None
+        reference = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+        assert canonical_json(fields) == reference
