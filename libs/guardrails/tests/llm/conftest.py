@@ -64,6 +64,8 @@ def system(recorder: InMemoryRecorder, classifier: FakeClassifier) -> GuardrailS
 
 
 IN_TOKENS, OUT_TOKENS = 11, 7
+WEATHER = "weather in Paris"  # a user text containing this gets a get_weather tool call back
+TOOL_ARGS = {"city": "Paris", "unit": "celsius"}
 
 
 @dataclass
@@ -164,7 +166,23 @@ def _build_app(server: WireServer) -> Starlette:
                 "object": "chat.completion",
                 "usage": usage,
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+                    {
+                        "index": 0,
+                        "message": {
+                            "role": "assistant",
+                            "content": reply,
+                            "tool_calls": [
+                                {
+                                    "id": "call_1",
+                                    "type": "function",
+                                    "function": {"name": "get_weather", "arguments": json.dumps(TOOL_ARGS)},
+                                }
+                            ],
+                        }
+                        if WEATHER in text
+                        else {"role": "assistant", "content": reply},
+                        "finish_reason": "tool_calls" if WEATHER in text else "stop",
+                    }
                 ],
             }
         )
@@ -229,8 +247,13 @@ def _build_app(server: WireServer) -> Starlette:
                 "type": "message",
                 "role": "assistant",
                 "model": model,
-                "content": [{"type": "text", "text": reply}],
-                "stop_reason": "end_turn",
+                "content": [{"type": "text", "text": reply}]
+                + (
+                    [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": TOOL_ARGS}]
+                    if WEATHER in text
+                    else []
+                ),
+                "stop_reason": "tool_use" if WEATHER in text else "end_turn",
                 "stop_sequence": None,
                 "usage": {"input_tokens": IN_TOKENS, "output_tokens": OUT_TOKENS},
             }
@@ -266,7 +289,11 @@ def _build_app(server: WireServer) -> Starlette:
                     for i, p in enumerate(parts)
                 ]
             )
-        return JSONResponse(gemini_response(reply, model))
+        response = gemini_response(reply, model)
+        if WEATHER in text:
+            call = {"functionCall": {"name": "get_weather", "args": TOOL_ARGS}}
+            response["candidates"][0]["content"]["parts"].append(call)
+        return JSONResponse(response)
 
     async def bedrock(request: Request) -> Response:
         body, text = await capture(
@@ -294,8 +321,18 @@ def _build_app(server: WireServer) -> Starlette:
             return Response(b"".join(frames), media_type="application/vnd.amazon.eventstream")
         return JSONResponse(
             {
-                "output": {"message": {"role": "assistant", "content": [{"text": reply}]}},
-                "stopReason": "end_turn",
+                "output": {
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"text": reply}]
+                        + (
+                            [{"toolUse": {"toolUseId": "tu_1", "name": "get_weather", "input": TOOL_ARGS}}]
+                            if WEATHER in text
+                            else []
+                        ),
+                    }
+                },
+                "stopReason": "tool_use" if WEATHER in text else "end_turn",
                 "usage": usage,
                 "metrics": {"latencyMs": 1},
             }

@@ -172,3 +172,15 @@ async def test_request_quota_counted_by_generate_when_asked(system: GuardrailSys
     third = await rails.agenerate("c", session_id="s")
     assert third.blocked_at == "input" and third.error == "request_quota_exceeded" and provider.calls == 2
     assert (await rails.agenerate("d", session_id="other")).passed
+
+
+async def test_tool_calls_are_returned_for_authorization(system: GuardrailSystem) -> None:
+    from stockade.guardrails.llm.messages import ToolCall
+
+    call = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
+    ok = ModelResponse(text="checking", tool_calls=[call])
+    bad = ModelResponse(text="an exploit", tool_calls=[call])
+    rails = LLMRails(provider=FakeModelProvider([ok, bad]), system=system)
+    assert (await rails.agenerate("weather?")).tool_calls == [call]
+    blocked = await rails.agenerate("weather?")
+    assert blocked.blocked_at == "output" and blocked.tool_calls == []

@@ -137,3 +137,10 @@ async def test_llm_rails_end_to_end(
     assert len(events) == 4 and KEY not in str([e.model_dump() for e in recorder.events])
     assert KEY not in repr(rails.model_config) and KEY not in repr(rails.provider.__dict__.get("config"))
     await rails.aclose()
+
+
+async def test_tool_calls_are_parsed(provider: ModelProvider) -> None:
+    response = await provider.acomplete(_request("what is the weather in Paris?"))
+    (call,) = response.tool_calls
+    assert call.name == "get_weather" and call.arguments == {"city": "Paris", "unit": "celsius"}
+    assert (await provider.acomplete(_request("hello"))).tool_calls == []

@@ -62,10 +62,21 @@ class TokenUsage(BaseModel):
         return self.input_tokens + self.output_tokens
 
 
+class ToolCall(BaseModel):
+    """A tool call the model asked for. Authorize it with ``before_tool_call()`` before running it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str | None = Field(default=None, description="Provider's id of the call, when it gives one.")
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
 class ModelResponse(BaseModel):
     """What a provider returned for one request."""
 
     text: str
+    tool_calls: list[ToolCall] = Field(default_factory=list, description="Tool calls the model asked for.")
     usage: TokenUsage = Field(default_factory=TokenUsage)
     model: str = ""
     finish_reason: str | None = None

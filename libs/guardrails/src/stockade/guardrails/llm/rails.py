@@ -264,6 +264,8 @@ class LLMRails:
             result.timings_ms["model"] = _ms(start)
             self._account(result, response.usage, run_id)
             await self._output_rails(response.text, result, session_id, metadata)
+            if result.blocked_at is None:
+                result.tool_calls = list(response.tool_calls)
             return result
         finally:
             self._finish(result, total, session_id, run_id)

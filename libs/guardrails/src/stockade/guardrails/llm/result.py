@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from stockade.guardrails.llm.messages import TokenUsage
+from stockade.guardrails.llm.messages import TokenUsage, ToolCall
 from stockade.guardrails.verdict import Action, Verdict
 
 
@@ -28,6 +28,10 @@ class GenerationResult(BaseModel):
     timings_ms: dict[str, float] = Field(
         default_factory=dict, description="input_rails, model, output_rails, total."
     )
+    tool_calls: list[ToolCall] = Field(
+        default_factory=list,
+        description="Tool calls the model asked for (empty when blocked); authorize each.",
+    )
     usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens of the model call.")
     estimated_input_tokens: int = Field(default=0, description="Input tokens as counted before the call.")
     cost: Decimal | None = Field(
@@ -46,6 +50,7 @@ class GenerationResult(BaseModel):
             "blocked_at": self.blocked_at,
             "model_called": self.model_called,
             "actions": {name: v.action.value for name, v in self.verdicts.items()},
+            "tool_calls": [c.name for c in self.tool_calls],
             "input_tokens": self.usage.input_tokens,
             "output_tokens": self.usage.output_tokens,
             "estimated_input_tokens": self.estimated_input_tokens,

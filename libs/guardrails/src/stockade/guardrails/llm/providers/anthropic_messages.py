@@ -7,7 +7,7 @@ from typing import Any
 
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
-from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage
+from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 from stockade.guardrails.llm.providers.base import ModelProviderError, StreamChunk, error_summary
 
 
@@ -57,8 +57,14 @@ class AnthropicProvider:
 
     def _response(self, message: Any) -> ModelResponse:
         text = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
+        calls = [
+            ToolCall(id=block.id, name=block.name, arguments=dict(block.input or {}))
+            for block in message.content
+            if getattr(block, "type", None) == "tool_use"
+        ]
         return ModelResponse(
             text=text,
+            tool_calls=calls,
             usage=TokenUsage(
                 input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens
             ),

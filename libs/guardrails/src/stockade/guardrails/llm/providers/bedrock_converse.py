@@ -15,7 +15,7 @@ from typing import Any
 
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
-from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage
+from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 from stockade.guardrails.llm.providers.base import ModelProviderError, StreamChunk, error_summary
 
 _DONE = object()
@@ -85,8 +85,16 @@ class BedrockProvider:
         except self._errors() as exc:
             raise ModelProviderError(error_summary(self.provider, exc)) from exc
         content = reply.get("output", {}).get("message", {}).get("content", [])
+        calls = [
+            ToolCall(
+                id=use.get("toolUseId"), name=use.get("name", ""), arguments=dict(use.get("input") or {})
+            )
+            for use in (block.get("toolUse") for block in content)
+            if use
+        ]
         return ModelResponse(
             text="".join(block.get("text", "") for block in content),
+            tool_calls=calls,
             usage=_usage(reply.get("usage")),
             model=self.model,
             finish_reason=reply.get("stopReason"),

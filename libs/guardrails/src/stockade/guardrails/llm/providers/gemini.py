@@ -7,7 +7,7 @@ from typing import Any
 
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
-from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage
+from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 from stockade.guardrails.llm.providers.base import ModelProviderError, StreamChunk, error_summary
 
 
@@ -66,8 +66,19 @@ class GeminiProvider:
     def _response(self, response: Any) -> ModelResponse:
         candidates = response.candidates or []
         finish = candidates[0].finish_reason if candidates else None
+        parts = candidates[0].content.parts or [] if candidates and candidates[0].content else []
+        calls = [
+            ToolCall(
+                id=p.function_call.id,
+                name=p.function_call.name or "",
+                arguments=dict(p.function_call.args or {}),
+            )
+            for p in parts
+            if getattr(p, "function_call", None) is not None
+        ]
         return ModelResponse(
             text=_text(response),
+            tool_calls=calls,
             usage=_usage(response) or TokenUsage(),
             model=getattr(response, "model_version", None) or self.model,
             finish_reason=str(finish.value if hasattr(finish, "value") else finish) if finish else None,

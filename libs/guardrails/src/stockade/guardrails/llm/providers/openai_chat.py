@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
-from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage
+from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 from stockade.guardrails.llm.providers.base import ModelProviderError, StreamChunk, error_summary
 
 
@@ -21,6 +22,15 @@ def _messages(request: ChatRequest) -> list[dict[str, Any]]:
         )  # tool results without a tool_call_id go in as user text
         out.append({"role": role, "content": m.content})
     return out
+
+
+def _json_args(raw: str | None) -> dict[str, Any]:
+    """OpenAI sends arguments as a JSON string; anything but a JSON object becomes {"_raw": text}."""
+    try:
+        value = json.loads(raw or "{}")
+    except ValueError:
+        return {"_raw": raw}
+    return value if isinstance(value, dict) else {"_raw": raw}
 
 
 class OpenAIProvider:
@@ -71,8 +81,14 @@ class OpenAIProvider:
             raise ModelProviderError(f"{self.provider} reply has no choices")
         choice = completion.choices[0]
         usage = completion.usage
+        calls = [
+            ToolCall(id=c.id, name=c.function.name, arguments=_json_args(c.function.arguments))
+            for c in (choice.message.tool_calls or [])
+            if getattr(c, "function", None) is not None
+        ]
         return ModelResponse(
             text=choice.message.content or "",
+            tool_calls=calls,
             usage=TokenUsage(
                 input_tokens=usage.prompt_tokens if usage else 0,
                 output_tokens=usage.completion_tokens if usage else 0,
