@@ -23,6 +23,7 @@ from stockade.guardrails.llm.messages import (
     ChatRequest,
     ModelResponse,
     TokenUsage,
+    ToolCall,
     ToolDefinition,
 )
 from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
@@ -133,6 +134,7 @@ __all__ += [
     "TokenBudget",
     "TokenUsage",
     "ToolAuthorizer",
+    "ToolCall",
     "ToolCallTicket",
     "ToolDefinition",
     "args_hash",
