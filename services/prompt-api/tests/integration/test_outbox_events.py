@@ -20,8 +20,8 @@ PUBLISH = "/prompts/active-prompt-version"
 FAST = OutboxSettings(enabled=True, interval_s=0.2)
 
 
-async def _wait_sent(sessions, count, timeout=15.0):
-    for _ in range(int(timeout / 0.1)):
+async def _wait_sent(sessions, count, within_s=15.0):
+    for _ in range(int(within_s / 0.1)):
         async with sessions() as s:
             rows = (await s.execute(select(OutboxEvent))).scalars().all()
         if len(rows) == count and all(r.sent_at is not None for r in rows):
@@ -30,12 +30,12 @@ async def _wait_sent(sessions, count, timeout=15.0):
     raise AssertionError(f"outbox not drained: {[(r.subject, r.sent_at, r.attempts) for r in rows]}")
 
 
-async def _collect(js, subject, project_id, want, timeout=10.0):
+async def _collect(js, subject, project_id, want, within_s=10.0):
     sub = await js.subscribe(subject, ordered_consumer=True)
     got = []
     try:
         while len(got) < want:
-            msg = await sub.next_msg(timeout=timeout)
+            msg = await sub.next_msg(timeout=within_s)
             data = json.loads(msg.data)
             if data["project_id"] == project_id:
                 got.append((data, msg.headers or {}))
@@ -102,15 +102,21 @@ async def test_publish_succeeds_during_a_nats_outage_and_the_event_follows(app_f
     assert len(rows) == 2 and all(r.sent_at is None for r in rows)
 
     with tempfile.TemporaryDirectory() as store:
-        proc = subprocess.Popen(
-            [str(binary), "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", store],
+        proc = await asyncio.create_subprocess_exec(
+            str(binary),
+            "-a",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-js",
+            "-sd",
+            store,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         try:
-            assert wait_until(
-                lambda: read_server_info("127.0.0.1", port, 0.5) is not None, timeout=20, interval=0.05
-            )
+            ready = lambda: read_server_info("127.0.0.1", port, 0.5) is not None  # noqa: E731
+            assert await asyncio.to_thread(wait_until, ready, timeout=20, interval=0.05)
             rows = await _wait_sent(sessions, 2)
             nc = await nats.connect(url)
             try:
@@ -123,4 +129,4 @@ async def test_publish_succeeds_during_a_nats_outage_and_the_event_follows(app_f
             assert info.state.messages == 2  # each event stored once
         finally:
             proc.terminate()
-            proc.wait(timeout=10)
+            await asyncio.wait_for(proc.wait(), timeout=10)

@@ -1,5 +1,6 @@
 """python -m stockade.prompt_api under uvicorn on a free port: real sockets, startup migrations, clean logs."""
 
+import asyncio
 import os
 import shutil
 import signal
@@ -49,27 +50,29 @@ async def served(tmp_path, sqlite_template):
     }
     log = tmp_path / "server.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "stockade.prompt_api"], env=env, stdout=out, stderr=subprocess.STDOUT
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "stockade.prompt_api", env=env, stdout=out, stderr=subprocess.STDOUT
         )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
+        async with httpx.AsyncClient() as probe:
+            while True:
+                try:
+                    if (await probe.get(f"{base}/readyz", timeout=1)).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert proc.returncode is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                await asyncio.sleep(0.2)
         yield base, port, key, project.id, log
     finally:
-        proc.send_signal(signal.SIGTERM)
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
+            await asyncio.wait_for(proc.wait(), timeout=20)
+        except TimeoutError:
             proc.kill()
 
 
@@ -102,15 +105,17 @@ async def test_real_server_round_trip_and_no_key_in_logs(served):
         f"/skills/../../etc/passwd?project_id={project_id}",
         f"/skills/hello/%2e%2e/%2e%2e/x?project_id={project_id}&api_key={key}",
     ):
-        raw = _raw_get(port, target)
+        raw = await asyncio.to_thread(_raw_get, port, target)
         assert raw.split(b"\r\n", 1)[0] in (
             b"HTTP/1.1 400 Bad Request",
             b"HTTP/1.1 401 Unauthorized",
             b"HTTP/1.1 404 Not Found",
         ), raw
         assert b"root:" not in raw
-    raw = _raw_get(port, f"/skills/hello/%2e%2e/%2e%2e/x?project_id={project_id}&api_key={key}")
+    raw = await asyncio.to_thread(
+        _raw_get, port, f"/skills/hello/%2e%2e/%2e%2e/x?project_id={project_id}&api_key={key}"
+    )
     assert raw.startswith(b"HTTP/1.1 400")
-    time.sleep(0.5)
+    await asyncio.sleep(0.5)
     text = log.read_text()
     assert key not in text and key[16:48] not in text
