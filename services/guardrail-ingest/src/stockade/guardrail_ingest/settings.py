@@ -1,15 +1,97 @@
-"""Settings of guardrail-ingest (environment prefix ``GUARDRAIL_INGEST_``, nested with ``__``)."""
+"""Settings of guardrail-ingest (environment prefix ``GUARDRAIL_INGEST_``, nested with ``__``).
+
+``GUARDRAIL_INGEST_SINK__KIND`` (mongodb | dynamodb | clickhouse) and ``GUARDRAIL_INGEST_SINK__URL`` choose the
+event store; ``GUARDRAIL_INGEST_SINK__TABLE`` names the collection / table (default ``guardrail_events``).
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Literal
+
+from pydantic import BaseModel, Field
 from pydantic_settings import SettingsConfigDict
 
+from stockade.contracts import subjects
+from stockade.guardrails.storage.wire import MAX_EVENTS_PER_BATCH
 from stockade.runtime.settings import HttpSettings, ServiceSettings
+
+SinkKind = Literal["mongodb", "dynamodb", "clickhouse"]
+_DEFAULT_URLS: dict[str, str] = {
+    "mongodb": "mongodb://127.0.0.1:27017/stockade",
+    "dynamodb": "http://127.0.0.1:8000",
+    "clickhouse": "chdb:///./.stockade/clickhouse",
+}
+
+
+class SinkSettings(BaseModel):
+    """The event store. ``kind`` is also the ``{db_type}`` the library posts to."""
+
+    kind: SinkKind = Field(default="mongodb", description="mongodb, dynamodb or clickhouse.")
+    url: str | None = Field(
+        default=None,
+        description=(
+            "mongodb://... (database from the path, default 'stockade'); http://host:8000 for DynamoDB (empty: "
+            "AWS default endpoint); chdb:///path or http://user:pass@host:8123/db for ClickHouse."
+        ),
+    )
+    table: str = Field(
+        default="guardrail_events",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}(\.[A-Za-z_][A-Za-z0-9_]{0,99})?$",
+        description="Mongo collection, DynamoDB table or ClickHouse table.",
+    )
+    region: str | None = Field(default=None, description="DynamoDB region (default: AWS_DEFAULT_REGION).")
+    create_schema: bool = Field(
+        default=True, description="Create the table/collection and its unique index at startup if missing."
+    )
+    timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one store operation.")
+
+    def resolved_url(self) -> str:
+        return self.url or _DEFAULT_URLS[self.kind]
+
+
+class IngestSettings(BaseModel):
+    """The HTTP side: limits of one POST and the JetStream publish."""
+
+    max_events: int = Field(
+        default=MAX_EVENTS_PER_BATCH, gt=0, le=MAX_EVENTS_PER_BATCH, description="Events per POST (else 413)."
+    )
+    max_body_bytes: int = Field(default=4 * 1024 * 1024, gt=0, description="POST body size cap (else 413).")
+    publish_timeout_s: float = Field(default=5.0, gt=0, description="Wait for the JetStream ack (else 503).")
+    api_key: str | None = Field(
+        default=None, description="When set, POST requires this value in X-API-Key (constant-time compare)."
+    )
+
+
+class StreamSettings(BaseModel):
+    """The JetStream stream and the durable consumer shared by every replica's sink workers."""
+
+    stream: str = Field(default=subjects.stream_for(subjects.GUARDRAIL_EVENTS), description="Stream name.")
+    subject: str = Field(default=subjects.GUARDRAIL_EVENTS, description="Subject of accepted batches.")
+    duplicate_window_s: float = Field(
+        default=120.0, gt=0, description="How long JetStream remembers a batch id (Nats-Msg-Id) for dedupe."
+    )
+    max_age_s: float = Field(
+        default=7 * 24 * 3600, gt=0, description="Undelivered batches expire after this."
+    )
+    durable: str = Field(default="guardrail-ingest-sink", description="Durable pull consumer (shared).")
+    workers: int = Field(default=2, ge=0, description="Sink worker tasks in this process (0: HTTP only).")
+    fetch_batch: int = Field(default=16, gt=0, description="Messages fetched per pull.")
+    fetch_timeout_s: float = Field(default=1.0, gt=0, description="Long-poll of one pull.")
+    ack_wait_s: float = Field(
+        default=60.0, gt=0, description="Redeliver a batch not acknowledged within this (worker died)."
+    )
+    retry_delay_s: float = Field(
+        default=2.0, gt=0, description="Delay before redelivery after a store error."
+    )
 
 
 class GuardrailIngestSettings(ServiceSettings):
-    model_config = SettingsConfigDict(env_prefix="GUARDRAIL_INGEST_", env_nested_delimiter="__", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="GUARDRAIL_INGEST_", env_nested_delimiter="__", extra="ignore"
+    )
 
     service_name: str = "guardrail-ingest"
     http: HttpSettings = Field(default_factory=lambda: HttpSettings(port=8103))
+    sink: SinkSettings = Field(default_factory=SinkSettings, description="The event store.")
+    ingest: IngestSettings = Field(default_factory=IngestSettings, description="POST limits.")
+    jetstream: StreamSettings = Field(default_factory=StreamSettings, description="Stream and sink workers.")

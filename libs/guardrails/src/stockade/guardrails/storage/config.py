@@ -1,8 +1,8 @@
-"""Storage of run data in the platform backend (spec 4.3, 6)."""
+"""``guardrails.storage``: buffering of run events and their delivery to the platform backend (spec 4.3, 6)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 
 class StorageConfig(BaseModel):
@@ -15,4 +15,26 @@ class StorageConfig(BaseModel):
         default="http://127.0.0.1:8103", description="Base URL of guardrail-ingest (the platform backend)."
     )
     timeout_s: float = Field(default=10.0, gt=0, description="HTTP timeout of one flush request.")
-    max_buffer: int = Field(default=10_000, gt=0, description="Events kept in memory per run before dropping.")
+    max_buffer: int = Field(
+        default=10_000, gt=0, description="Events kept in memory per run before dropping."
+    )
+    batch_size: int = Field(
+        default=500,
+        gt=0,
+        le=1000,
+        description="Events per POST; a run with more events is sent in several batches (the backend caps 1000).",
+    )
+    max_retries: int = Field(
+        default=3, ge=0, description="Retries of one request after a connection error, timeout, 429 or 5xx."
+    )
+    backoff_initial_s: float = Field(default=0.2, ge=0, description="First retry delay; doubles per retry.")
+    backoff_max_s: float = Field(default=5.0, ge=0, description="Upper bound of one retry delay.")
+    api_key: SecretStr | None = Field(
+        default=None, description="Sent as X-API-Key when the backend requires a key (never logged)."
+    )
+
+    @model_validator(mode="after")
+    def _url_has_scheme(self) -> StorageConfig:
+        if not self.backend_url.startswith(("http://", "https://")):
+            raise ValueError(f"backend_url must start with http:// or https://, got {self.backend_url!r}")
+        return self

@@ -1,0 +1,269 @@
+"""GuardrailsStorageHook (spec 1, 3, 6): an in-memory, per-run buffer of guardrail events.
+
+Lifecycle: ``begin_run()`` opens a run; every event recorded while it is open goes into its buffer (at most
+``max_buffer`` events, later ones are counted as dropped); ``end_run()`` closes it and flushes the buffer through
+:class:`~stockade.guardrails.storage.sink.BackendGuardrailSink`. A flush that fails keeps the events, so a later
+``end_run(run_id)`` or ``flush_pending()`` sends them again (the backend dedupes on ``event_id``).
+
+Which run an event belongs to: the run named by the event's ``run_id`` if it is open; else the run opened in
+the current context (``begin_run()`` sets a context variable, so asyncio tasks started afterwards inherit it);
+else the only open run. Events that match no run are counted in ``unrouted`` and not kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from stockade.guardrails.events import EventRecorder, GuardrailEvent
+from stockade.guardrails.storage.config import StorageConfig
+from stockade.guardrails.storage.context import RunLinks
+from stockade.guardrails.storage.result import FlushResult, FlushStatus
+from stockade.guardrails.storage.sink import BackendGuardrailSink
+from stockade.guardrails.storage.wire import RunInfo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Run:
+    run_id: str
+    links: RunLinks
+    started_at: datetime
+    events: list[GuardrailEvent] = field(default_factory=list)
+    dropped: int = 0
+    ended_at: datetime | None = None
+
+    def info(self) -> RunInfo:
+        return RunInfo(
+            run_id=self.run_id,
+            **self.links.as_fields(),
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+            dropped_events=self.dropped,
+        )
+
+
+class GuardrailsStorageHook:
+    """Implements :class:`~stockade.guardrails.events.EventRecorder`; one per GuardrailSystem (shareable)."""
+
+    def __init__(
+        self,
+        config: StorageConfig | None = None,
+        *,
+        sink: BackendGuardrailSink | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config or StorageConfig()
+        self.sink = sink or BackendGuardrailSink(self.config)
+        self._links = RunLinks.from_env(environ)
+        self._staged: RunLinks | None = None
+        self._open: dict[str, _Run] = {}
+        self._pending: dict[str, _Run] = {}
+        self._current: ContextVar[str | None] = ContextVar(f"stockade_run_{id(self)}", default=None)
+        self._lock = threading.Lock()
+        self.unrouted = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.enabled
+
+    # -- correlation --------------------------------------------------------------------------------------
+    def link_arms(
+        self,
+        project_id: str | None = None,
+        *,
+        agent_id: str | None = None,
+        environment: str | None = None,
+        prompt_name: str | None = None,
+        prompt_version: str | int | None = None,
+        labels: Mapping[str, Any] | None = None,
+    ) -> RunLinks:
+        """Process-wide links to the platform (project, agent, prompt); every later run carries them."""
+        with self._lock:
+            self._links = self._links.merged(
+                labels,
+                project_id=project_id,
+                agent_id=agent_id,
+                environment=environment,
+                prompt_name=prompt_name,
+                prompt_version=None if prompt_version is None else str(prompt_version),
+            )
+            return self._links
+
+    def link_run_context(
+        self,
+        *,
+        correlation_id: str | None = None,
+        labels: Mapping[str, Any] | None = None,
+        **links: str | None,
+    ) -> RunLinks:
+        """Links of one run: the run open in this context, else the next begin_run(). Overrides link_arms()."""
+        with self._lock:
+            run = self._open.get(self._current.get() or "")
+            if run is not None:
+                run.links = run.links.merged(labels, correlation_id=correlation_id, **links)
+                return run.links
+            base = self._staged or RunLinks()
+            self._staged = base.merged(labels, correlation_id=correlation_id, **links)
+            return self._staged
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+    def begin_run(self, run_id: str | None = None, *, labels: Mapping[str, Any] | None = None) -> str:
+        """Open a run (a fresh UUID unless ``run_id`` is given) and make it current in this context."""
+        run_id = run_id or str(uuid.uuid4())
+        RunInfo(run_id=run_id)  # validates the id before anything is buffered under it
+        with self._lock:
+            if run_id in self._open:
+                raise ValueError(f"run {run_id!r} is already open")
+            links = self._links
+            if self._staged is not None:
+                staged = {
+                    k: v for k, v in self._staged.as_fields().items() if k != "labels" and v is not None
+                }
+                links = links.merged(self._staged.labels, **staged)
+                self._staged = None
+            if labels:
+                links = links.merged(labels)
+            self._open[run_id] = _Run(run_id, links, datetime.now(UTC))
+        self._current.set(run_id)
+        return run_id
+
+    def record(self, event: GuardrailEvent) -> None:
+        """Buffer ``event`` in its run (EventRecorder). Never raises; disabled storage keeps nothing."""
+        if not self.config.enabled:
+            return
+        with self._lock:
+            run = self._route(event)
+            if run is None:
+                self.unrouted += 1
+                return
+            if len(run.events) >= self.config.max_buffer:
+                run.dropped += 1
+                if run.dropped == 1:
+                    log.warning(
+                        "guardrail run %s: buffer full (%d), dropping events", run.run_id, len(run.events)
+                    )
+                return
+            if event.run_id is None:
+                event = event.model_copy(update={"run_id": run.run_id})
+            run.events.append(event)
+
+    async def end_run(self, run_id: str | None = None) -> FlushResult:
+        """Close the run (default: the current one) and flush it; a failed flush keeps the events.
+
+        Calling it again for a run whose flush failed retries that flush.
+        """
+        run_id = run_id or self._current.get()
+        with self._lock:
+            run = self._open.pop(run_id, None) if run_id else None
+            if run is None and run_id in self._pending:
+                run = self._pending.pop(run_id)
+            if run is None and run_id is None and len(self._open) == 1:
+                run = self._open.pop(next(iter(self._open)))
+            if run is None:
+                raise ValueError(f"no open run {run_id!r}" if run_id else "no run is open: call begin_run()")
+            if run.ended_at is None:
+                run.ended_at = datetime.now(UTC)
+        if self._current.get() == run.run_id:
+            self._current.set(None)
+        return await self._flush(run)
+
+    async def flush_pending(self) -> list[FlushResult]:
+        """Retry every closed run whose flush failed."""
+        with self._lock:
+            runs = list(self._pending.values())
+            self._pending.clear()
+        return [await self._flush(run) for run in runs]
+
+    # -- inspection ---------------------------------------------------------------------------------------
+    @property
+    def current_run_id(self) -> str | None:
+        return self._current.get()
+
+    def open_runs(self) -> list[str]:
+        with self._lock:
+            return list(self._open)
+
+    def pending_runs(self) -> dict[str, int]:
+        """Closed runs waiting for a retry, with their event counts."""
+        with self._lock:
+            return {rid: len(run.events) for rid, run in self._pending.items()}
+
+    def buffered(self, run_id: str | None = None) -> list[GuardrailEvent]:
+        """A copy of the events buffered for an open or pending run (default: the current run)."""
+        rid = run_id or self._current.get() or ""
+        with self._lock:
+            run = self._open.get(rid) or self._pending.get(rid)
+            return list(run.events) if run else []
+
+    # -- internals ----------------------------------------------------------------------------------------
+    def _route(self, event: GuardrailEvent) -> _Run | None:
+        if event.run_id is not None and event.run_id in self._open:
+            return self._open[event.run_id]
+        current = self._current.get()
+        if current is not None and current in self._open:
+            return self._open[current]
+        if len(self._open) == 1:
+            return next(iter(self._open.values()))
+        return None
+
+    async def _flush(self, run: _Run) -> FlushResult:
+        if not self.config.enabled:
+            return FlushResult(run.run_id, FlushStatus.DISABLED)
+        if not run.events:
+            return FlushResult(run.run_id, FlushStatus.EMPTY, dropped=run.dropped)
+        outcome = await self.sink.send(run.info(), run.events)
+        if outcome.ok:
+            return FlushResult(
+                run.run_id, FlushStatus.SENT, sent=outcome.sent, dropped=run.dropped, db_type=outcome.db_type
+            )
+        unsent = run.events[outcome.sent :]
+        if not outcome.retryable:
+            log.error(
+                "guardrail run %s: backend refused %d events: %s", run.run_id, len(unsent), outcome.error
+            )
+            return FlushResult(
+                run.run_id,
+                FlushStatus.REJECTED,
+                sent=outcome.sent,
+                rejected=len(unsent),
+                dropped=run.dropped,
+                db_type=outcome.db_type,
+                error=outcome.error,
+            )
+        run.events = unsent
+        with self._lock:
+            self._pending[run.run_id] = run
+        log.warning(
+            "guardrail run %s: flush failed, %d events kept for a retry: %s",
+            run.run_id,
+            len(unsent),
+            outcome.error,
+        )
+        return FlushResult(
+            run.run_id,
+            FlushStatus.FAILED,
+            sent=outcome.sent,
+            pending=len(unsent),
+            dropped=run.dropped,
+            db_type=outcome.db_type,
+            error=outcome.error,
+        )
+
+
+class TeeRecorder:
+    """Records every event to several recorders (the caller's recorder and the storage hook)."""
+
+    def __init__(self, *recorders: EventRecorder) -> None:
+        self.recorders = recorders
+
+    def record(self, event: GuardrailEvent) -> None:
+        for recorder in self.recorders:
+            recorder.record(event)

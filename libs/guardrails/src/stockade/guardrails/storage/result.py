@@ -1,0 +1,48 @@
+"""What end_run() returns: a flush outcome is a value, never an exception (the agent keeps running)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class FlushStatus(StrEnum):
+    SENT = "sent"  # every buffered event is queued by the backend
+    EMPTY = "empty"  # nothing to send
+    DISABLED = "disabled"  # guardrails.storage.enabled is false: nothing was buffered
+    FAILED = "failed"  # the backend could not be reached or answered 5xx: events kept for a retry
+    REJECTED = "rejected"  # the backend refused the data (4xx other than 409): retrying cannot help
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    """Outcome of end_run() / flush_pending() for one run."""
+
+    run_id: str
+    status: FlushStatus
+    sent: int = 0
+    pending: int = 0
+    rejected: int = 0
+    dropped: int = 0
+    db_type: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is left to do for this run (sent, empty or disabled)."""
+        return self.status in (FlushStatus.SENT, FlushStatus.EMPTY, FlushStatus.DISABLED)
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    """Outcome of one BackendGuardrailSink.send()."""
+
+    sent: int
+    db_type: str | None = None
+    error: str | None = None
+    retryable: bool = True
+    remaining: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None

@@ -1,0 +1,148 @@
+"""BackendGuardrailSink (spec 4.3): ``GET /api/v1/db_type`` once, then ``POST /api/v1/guardrails/{db_type}``.
+
+Retries with exponential backoff and jitter on connection errors, timeouts, 429 and 5xx; a retried POST is safe
+because the backend dedupes on ``event_id`` (and on the batch id derived from the event ids). A 409 means the
+backend's store changed since the db_type was cached: the sink asks again once and resends. Failures come back
+as a :class:`SendOutcome` value; nothing here raises into the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from stockade.guardrails.events import GuardrailEvent
+from stockade.guardrails.storage.config import StorageConfig
+from stockade.guardrails.storage.result import SendOutcome
+from stockade.guardrails.storage.wire import DB_TYPES, RunInfo
+
+log = logging.getLogger(__name__)
+
+DB_TYPE_PATH = "/api/v1/db_type"
+EVENTS_PATH = "/api/v1/guardrails/{db_type}"
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+class _Permanent(Exception):
+    """The backend refused the request; resending the same data cannot succeed."""
+
+
+class _StoreChanged(Exception):
+    """409: the backend is configured for another db_type than the cached one."""
+
+
+class BackendGuardrailSink:
+    """Sends a run's events to guardrail-ingest in batches of ``config.batch_size``."""
+
+    def __init__(self, config: StorageConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.config = config
+        self._transport = transport
+        self._db_type: str | None = None
+
+    @property
+    def cached_db_type(self) -> str | None:
+        return self._db_type
+
+    async def send(self, run: RunInfo, events: Sequence[GuardrailEvent]) -> SendOutcome:
+        """POST ``events`` in order; stops at the first batch that fails and reports how many were sent."""
+        sent = 0
+        try:
+            async with self._client() as client:
+                for start in range(0, len(events), self.config.batch_size):
+                    chunk = events[start : start + self.config.batch_size]
+                    body = {
+                        "run": run.model_dump(mode="json"),
+                        "events": [e.model_dump(mode="json") for e in chunk],
+                    }
+                    await self._post_batch(client, body)
+                    sent += len(chunk)
+        except _Permanent as exc:
+            return SendOutcome(sent, self._db_type, str(exc), retryable=False, remaining=len(events) - sent)
+        except (httpx.HTTPError, _StoreChanged, ValueError) as exc:
+            message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return SendOutcome(sent, self._db_type, message, retryable=True, remaining=len(events) - sent)
+        return SendOutcome(sent, self._db_type)
+
+    async def fetch_db_type(self) -> str:
+        """The backend's db_type (asked once per sink, then cached)."""
+        async with self._client() as client:
+            return await self._db_type_cached(client)
+
+    # -- internals ----------------------------------------------------------------------------------------
+    def _client(self) -> httpx.AsyncClient:
+        headers = {"User-Agent": "stockade-guardrails/storage"}
+        if self.config.api_key is not None:
+            headers["X-API-Key"] = self.config.api_key.get_secret_value()
+        return httpx.AsyncClient(
+            base_url=self.config.backend_url.rstrip("/"),
+            timeout=self.config.timeout_s,
+            headers=headers,
+            transport=self._transport,
+        )
+
+    async def _db_type_cached(self, client: httpx.AsyncClient) -> str:
+        if self._db_type is None:
+            reply = await self._request(client, "GET", DB_TYPE_PATH)
+            db_type = reply.get("db_type")
+            if db_type not in DB_TYPES:
+                raise _Permanent(f"backend answered an unknown db_type {db_type!r}")
+            self._db_type = db_type
+        return self._db_type
+
+    async def _post_batch(self, client: httpx.AsyncClient, body: dict[str, Any]) -> None:
+        for refreshed in (False, True):
+            db_type = await self._db_type_cached(client)
+            try:
+                await self._request(client, "POST", EVENTS_PATH.format(db_type=db_type), json=body)
+                return
+            except _StoreChanged:
+                log.info("guardrail backend no longer stores %s; asking its db_type again", db_type)
+                self._db_type = None
+                if refreshed:
+                    raise
+
+    async def _request(
+        self, client: httpx.AsyncClient, method: str, path: str, json: Any = None
+    ) -> dict[str, Any]:
+        attempt = 0
+        while True:
+            try:
+                response = await client.request(method, path, json=json)
+            except httpx.TransportError:
+                if attempt >= self.config.max_retries:
+                    raise
+            else:
+                if response.status_code < 300:
+                    data = response.json()
+                    return data if isinstance(data, dict) else {}
+                if response.status_code == 409:
+                    raise _StoreChanged(_error_text(response))
+                if response.status_code not in _RETRY_STATUSES:
+                    raise _Permanent(f"{method} {path}: {response.status_code} {_error_text(response)}")
+                if attempt >= self.config.max_retries:
+                    raise httpx.HTTPStatusError(
+                        f"{method} {path}: {response.status_code} {_error_text(response)}",
+                        request=response.request,
+                        response=response,
+                    )
+            await asyncio.sleep(self._delay(attempt))
+            attempt += 1
+
+    def _delay(self, attempt: int) -> float:
+        base = min(self.config.backoff_max_s, self.config.backoff_initial_s * (2**attempt))
+        return float(base * (0.5 + random.random() / 2))
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200]
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return str(body["error"].get("message", ""))[:500]
+    return str(body)[:200]

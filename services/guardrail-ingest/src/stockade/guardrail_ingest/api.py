@@ -1,0 +1,121 @@
+"""Routes of spec 4.3: ``GET /api/v1/db_type`` and ``POST /api/v1/guardrails/{db_type}`` (plus a status page).
+
+Statuses of the POST, in the order they are checked:
+
+| status | when |
+|---|---|
+| 401 | ``ingest.api_key`` is set and X-API-Key is missing or wrong |
+| 400 | ``{db_type}`` is not one of mongodb, dynamodb, clickhouse |
+| 409 | ``{db_type}`` is valid but not the configured store (the client asks GET /db_type again) |
+| 413 | body larger than ``ingest.max_body_bytes`` (4 MiB) or more than ``ingest.max_events`` (1000) events |
+| 422 | body is not JSON or does not match the schema (message names the fields) |
+| 503 | JetStream did not acknowledge in ``ingest.publish_timeout_s``: nothing accepted, retry later |
+| 202 | queued durably: ``{"accepted": n, "batch_id": ..., "duplicate": bool, "db_type": ...}`` |
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from stockade.guardrail_ingest.deps import IngestDep
+from stockade.guardrail_ingest.ingest import QueueUnavailableError
+from stockade.guardrails.storage.wire import DB_TYPES, DbTypeReply, GuardrailBatch
+from stockade.runtime.errors import error_response
+
+router = APIRouter(prefix="/api/v1", tags=["guardrail storage"])
+
+
+@router.get("/db_type", response_model=DbTypeReply)
+async def db_type(ingest: IngestDep) -> DbTypeReply:
+    return DbTypeReply(db_type=ingest.db_type)
+
+
+@router.post("/guardrails/{db_type}", status_code=202, response_model=None)
+async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSONResponse:
+    limits = ingest.settings.ingest
+    if limits.api_key and not hmac.compare_digest(
+        request.headers.get("x-api-key", "").encode(), limits.api_key.encode()
+    ):
+        return error_response(401, "unauthorized", "missing or invalid X-API-Key")
+    if db_type not in DB_TYPES:
+        return error_response(
+            400, "unknown_db_type", f"unknown db_type {db_type!r}; one of {', '.join(DB_TYPES)}"
+        )
+    if db_type != ingest.db_type:
+        return error_response(
+            409,
+            "db_type_mismatch",
+            f"this backend stores into {ingest.db_type}, not {db_type}; GET /api/v1/db_type and resend",
+            configured=ingest.db_type,
+        )
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
+        return _too_large(f"body of {declared} bytes exceeds the cap of {limits.max_body_bytes} bytes")
+    body = await _read_capped(request, limits.max_body_bytes)
+    if body is None:
+        return _too_large(f"body exceeds the cap of {limits.max_body_bytes} bytes")
+    try:
+        raw = json.loads(body)
+    except ValueError as exc:
+        raise RequestValidationError(
+            [{"loc": ("body",), "msg": f"invalid JSON: {exc}", "type": "json"}]
+        ) from None
+    events = raw.get("events") if isinstance(raw, dict) else None
+    if isinstance(events, list) and len(events) > limits.max_events:
+        return _too_large(
+            f"{len(events)} events in one request; the cap is {limits.max_events}: split the batch"
+        )
+    try:
+        batch = GuardrailBatch.model_validate(raw)
+    except ValidationError as exc:
+        raise RequestValidationError(_locate(exc.errors())) from None
+    try:
+        accepted = await ingest.accept(batch)
+    except QueueUnavailableError as exc:
+        return error_response(503, "unavailable", f"event queue unavailable, retry later ({exc})")
+    return JSONResponse(accepted.model_dump(), status_code=202)
+
+
+@router.get("/status")
+async def status(ingest: IngestDep) -> dict[str, Any]:
+    """Where events go and what the sink workers of this replica did since start."""
+    stats = ingest.worker_stats
+    return {
+        "db_type": ingest.db_type,
+        "table": ingest.settings.sink.table,
+        "stream": ingest.settings.jetstream.stream,
+        "workers": ingest.workers,
+        "schema_ready": stats.schema_ready,
+        "batches": stats.batches,
+        "inserted": stats.inserted,
+        "duplicates": stats.duplicates,
+        "store_errors": stats.store_errors,
+        "poison": stats.poison,
+        "last_error": stats.last_error,
+    }
+
+
+def _too_large(message: str) -> JSONResponse:
+    return error_response(413, "payload_too_large", message)
+
+
+async def _read_capped(request: Request, cap: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _locate(errors: list[Any]) -> list[Any]:
+    return [{**e, "loc": ("body", *e.get("loc", ()))} for e in errors]

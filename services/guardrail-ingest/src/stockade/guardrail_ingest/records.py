@@ -1,0 +1,71 @@
+"""From an accepted POST body to the flat records the sinks store, and the batch's deterministic id."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from stockade.guardrails.storage.wire import GuardrailBatch
+
+_BATCH_NAMESPACE = uuid.UUID("5b0f3f8e-55a4-4c8e-9d0c-6f1d8f6b7a01")
+
+RECORD_FIELDS: tuple[str, ...] = (
+    "event_id",
+    "run_id",
+    "kind",
+    "name",
+    "occurred_at",
+    "session_id",
+    "action",
+    "payload",
+    "project_id",
+    "agent_id",
+    "environment",
+    "prompt_name",
+    "prompt_version",
+    "correlation_id",
+    "labels",
+    "received_at",
+)
+"""Every stored event has these fields (None where unknown); ``event_id`` is unique in every store."""
+
+
+def batch_id(batch: GuardrailBatch) -> uuid.UUID:
+    """Same events, same id: a retried POST publishes with the same Nats-Msg-Id and JetStream drops it."""
+    digest = hashlib.sha256("\n".join(sorted({e.event_id for e in batch.events})).encode()).hexdigest()
+    return uuid.uuid5(_BATCH_NAMESPACE, digest)
+
+
+def to_records(batch: GuardrailBatch, received_at: datetime | None = None) -> list[dict[str, Any]]:
+    """One JSON-ready record per distinct event (first occurrence wins), run fields copied onto each."""
+    received = (received_at or datetime.now(UTC)).isoformat()
+    run = batch.run
+    seen: set[str] = set()
+    records: list[dict[str, Any]] = []
+    for event in batch.events:
+        if event.event_id in seen:
+            continue
+        seen.add(event.event_id)
+        records.append(
+            {
+                "event_id": event.event_id,
+                "run_id": event.run_id or run.run_id,
+                "kind": event.kind,
+                "name": event.name,
+                "occurred_at": event.occurred_at.isoformat(),
+                "session_id": event.session_id,
+                "action": event.action,
+                "payload": event.payload,
+                "project_id": run.project_id,
+                "agent_id": run.agent_id,
+                "environment": run.environment,
+                "prompt_name": run.prompt_name,
+                "prompt_version": run.prompt_version,
+                "correlation_id": run.correlation_id,
+                "labels": dict(run.labels),
+                "received_at": received,
+            }
+        )
+    return records

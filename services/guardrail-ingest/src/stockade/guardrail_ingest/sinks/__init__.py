@@ -1,0 +1,24 @@
+"""Event stores of guardrail-ingest; :func:`build_sink` picks one from the settings."""
+
+from __future__ import annotations
+
+from stockade.guardrail_ingest.settings import SinkSettings
+from stockade.guardrail_ingest.sinks.base import EventSink, SinkError, WriteOutcome
+
+
+def build_sink(settings: SinkSettings) -> EventSink:
+    """Construct (not connect) the configured sink; the client libraries are imported only here."""
+    if settings.kind == "mongodb":
+        from stockade.guardrail_ingest.sinks.mongodb import MongoSink
+
+        return MongoSink(settings.resolved_url(), settings.table, timeout_s=settings.timeout_s)
+    if settings.kind == "dynamodb":
+        from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
+
+        return DynamoSink(settings.url, settings.table, region=settings.region, timeout_s=settings.timeout_s)
+    from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
+
+    return ClickHouseSink(settings.resolved_url(), settings.table, timeout_s=settings.timeout_s)
+
+
+__all__ = ["EventSink", "SinkError", "WriteOutcome", "build_sink"]

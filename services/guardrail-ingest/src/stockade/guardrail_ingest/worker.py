@@ -1,0 +1,146 @@
+"""Sink workers: a durable JetStream pull consumer shared by every replica (a queue, not a fan-out).
+
+Each message is one accepted batch. A worker writes the batch to the store and acknowledges it only after the
+write succeeded; if the worker dies mid-batch (process killed, task cancelled), the message is redelivered after
+``ack_wait`` and written again, which is harmless because every sink write is idempotent on ``event_id``. A store
+error naks the message with a delay; a message that cannot be decoded is terminated (logged, never retried).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from pydantic import ValidationError
+
+from stockade.contracts import GuardrailEventsReceived
+from stockade.guardrail_ingest.settings import StreamSettings
+from stockade.guardrail_ingest.sinks.base import EventSink, SinkError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WorkerStats:
+    batches: int = 0
+    inserted: int = 0
+    duplicates: int = 0
+    store_errors: int = 0
+    poison: int = 0
+    last_error: str | None = None
+    schema_ready: bool = False
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+def consumer_config(settings: StreamSettings) -> ConsumerConfig:
+    return ConsumerConfig(
+        durable_name=settings.durable,
+        ack_policy=AckPolicy.EXPLICIT,
+        deliver_policy=DeliverPolicy.ALL,
+        ack_wait=settings.ack_wait_s,
+        max_deliver=-1,
+        filter_subject=settings.subject,
+        max_ack_pending=1000,
+    )
+
+
+class SinkWorker:
+    """One pull loop. Several run per process and across replicas on the same durable consumer."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        sink: EventSink,
+        settings: StreamSettings,
+        stats: WorkerStats | None = None,
+    ) -> None:
+        self.js, self.sink, self.settings = js, sink, settings
+        self.stats = stats or WorkerStats()
+        self._stop = asyncio.Event()
+
+    def stop(self) -> None:
+        """Finish the message in hand, then return from run()."""
+        self._stop.set()
+
+    async def run(self) -> None:
+        await self._ensure_schema()
+        if self._stop.is_set():
+            return
+        sub = await self.js.pull_subscribe(
+            self.settings.subject,
+            durable=self.settings.durable,
+            stream=self.settings.stream,
+            config=consumer_config(self.settings),
+        )
+        try:
+            while not self._stop.is_set():
+                try:
+                    msgs = await sub.fetch(self.settings.fetch_batch, timeout=self.settings.fetch_timeout_s)
+                except (NatsTimeoutError, TimeoutError):
+                    continue
+                for msg in msgs:
+                    await self.handle(msg)
+        finally:
+            with contextlib.suppress(Exception):  # unsubscribe before drain, or drain hangs (ENVIRONMENT.md)
+                await sub.unsubscribe()
+
+    async def handle(self, msg: Msg) -> None:
+        try:
+            batch = GuardrailEventsReceived.model_validate_json(msg.data)
+        except ValidationError as exc:
+            self.stats.poison += 1
+            log.error("dropping undecodable guardrail batch (seq %s): %s", _seq(msg), exc)
+            await msg.term()
+            return
+        try:
+            outcome = await self.sink.write(batch.events)
+        except SinkError as exc:
+            self.stats.store_errors += 1
+            self.stats.last_error = str(exc)
+            log.warning(
+                "store failed for batch %s, redelivering in %ss: %s",
+                batch.event_id,
+                self.settings.retry_delay_s,
+                exc,
+            )
+            await msg.nak(delay=self.settings.retry_delay_s)
+            return
+        await msg.ack_sync()
+        self.stats.batches += 1
+        self.stats.inserted += outcome.inserted
+        self.stats.duplicates += outcome.duplicates
+
+    async def _ensure_schema(self) -> None:
+        """Retry until the store answers: the HTTP side keeps accepting meanwhile (JetStream holds batches)."""
+        delay = 0.5
+        while not self._stop.is_set():
+            attempt = asyncio.ensure_future(self.sink.ensure_schema())
+            stopping = asyncio.ensure_future(self._stop.wait())
+            await asyncio.wait({attempt, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not attempt.done():  # stop requested while the store is still unreachable
+                attempt.cancel()
+                await asyncio.gather(attempt, return_exceptions=True)
+                return
+            try:
+                attempt.result()
+                self.stats.schema_ready = True
+                return
+            except SinkError as exc:
+                self.stats.last_error = str(exc)
+                log.warning("event store not ready (%s); retrying in %.1fs", exc, delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=delay)
+                delay = min(delay * 2, 15.0)
+
+
+def _seq(msg: Msg) -> object:
+    with contextlib.suppress(Exception):
+        return msg.metadata.sequence.stream
+    return None
