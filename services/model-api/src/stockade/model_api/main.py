@@ -1,14 +1,100 @@
-"""Composition root of model-api: settings in, app out. Nothing connects at import time."""
+"""Composition root of model-api: settings in, app out. Nothing connects at import time.
+
+The lifespan (from ``stockade.runtime.app``) builds the engine and the NATS connection; the startup hook runs the
+migrations, builds the event publisher and answers ``model.cmd.get.v1``.
+"""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from collections.abc import Awaitable, Callable
+
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
 
 from stockade.contracts import subjects
+from stockade.identity import IdentityError, NotFoundError
+from stockade.model_api import migrate
+from stockade.model_api.commands import serve_model_get
+from stockade.model_api.deps import CsrfFailed, SignInRequired
+from stockade.model_api.errors import CatalogueError, ConfigConflict
+from stockade.model_api.events import EventPublisher
+from stockade.model_api.pages import STATIC_DIR, TEMPLATES
+from stockade.model_api.routes import api, auth, console_models, console_settings
 from stockade.model_api.settings import ModelApiSettings
-from stockade.runtime.app import create_service_app
+from stockade.runtime.app import ServiceState, create_service_app
+from stockade.runtime.errors import error_response
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
 
 
 def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
     settings = settings or ModelApiSettings()
-    return create_service_app(settings, title="model-api: model catalogue and console", health_subject=subjects.MODEL_HEALTH)
+
+    async def on_startup(state: ServiceState) -> None:
+        if settings.migrate_on_startup:
+            await migrate.upgrade_async(settings.db.url)
+        state.extras["publisher"] = EventPublisher(state.nats)
+        if state.nats is not None and state.sessions is not None:
+            state.extras["model_get"] = await serve_model_get(state.nats, state.sessions)
+
+    app = create_service_app(
+        settings,
+        title="model-api: model catalogue and console",
+        health_subject=subjects.MODEL_HEALTH,
+        on_startup=on_startup,
+    )
+    _install_handlers(app)
+
+    @app.middleware("http")
+    async def security_headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
+    for module in (auth, api, console_models, console_settings):
+        app.include_router(module.router)
+    return app
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _install_handlers(app: FastAPI) -> None:
+    async def sign_in_required(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, SignInRequired)
+        return RedirectResponse(exc.location, status_code=303)
+
+    async def csrf_failed(request: Request, exc: Exception) -> Response:
+        if _wants_json(request):
+            return error_response(403, "csrf_failed", str(exc))
+        page = TEMPLATES.TemplateResponse(
+            request,
+            "error.html",
+            {"user": None, "csrf_token": "", "title": "Request refused", "message": str(exc)},
+            status_code=403,
+        )
+        return page
+
+    async def catalogue_error(request: Request, exc: Exception) -> Response:
+        status, code = (409, "conflict") if isinstance(exc, ConfigConflict) else (404, "not_found")
+        return error_response(status, code, str(exc))
+
+    async def identity_error(request: Request, exc: Exception) -> Response:
+        status, code = (404, "not_found") if isinstance(exc, NotFoundError) else (422, "invalid_request")
+        return error_response(status, code, str(exc))
+
+    app.add_exception_handler(SignInRequired, sign_in_required)
+    app.add_exception_handler(CsrfFailed, csrf_failed)
+    app.add_exception_handler(CatalogueError, catalogue_error)
+    app.add_exception_handler(IdentityError, identity_error)

@@ -2,10 +2,40 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, Field
 from pydantic_settings import SettingsConfigDict
 
+from stockade.identity import Deployment
 from stockade.runtime.settings import HttpSettings, ServiceSettings
+
+
+class SessionSettings(BaseModel):
+    """The console's session cookie."""
+
+    cookie_name: str = Field(default="stockade_session", description="Name of the session cookie.")
+    ttl_hours: float = Field(default=12.0, gt=0, le=24 * 30, description="Absolute lifetime of a session.")
+    secure: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description="Secure cookie attribute: auto sets it when the request came over https.",
+    )
+    trusted_origins: list[str] = Field(
+        default_factory=list,
+        description="Extra origins (scheme://host[:port]) allowed to send state-changing requests.",
+    )
+
+
+class SignInSettings(BaseModel):
+    """Sign-in rate limit: failed attempts per e-mail and per client address within a window."""
+
+    window_s: int = Field(default=15 * 60, ge=1, description="Window over which failures are counted.")
+    max_failures_per_email: int = Field(default=5, ge=1, description="Failures per e-mail in the window.")
+    max_failures_per_client: int = Field(default=20, ge=1, description="Failures per client address.")
+
+
+class LimitSettings(BaseModel):
+    max_body_bytes: int = Field(default=64 * 1024, ge=1024, description="Largest request body (413 above).")
 
 
 class ModelApiSettings(ServiceSettings):
@@ -13,3 +43,14 @@ class ModelApiSettings(ServiceSettings):
 
     service_name: str = "model-api"
     http: HttpSettings = Field(default_factory=lambda: HttpSettings(port=8102))
+    deployment: Deployment = Field(
+        default=Deployment.ONPREM,
+        validation_alias=AliasChoices("MODEL_API_DEPLOYMENT", "STOCKADE_DEPLOYMENT", "deployment"),
+        description="onprem (API keys get a read or write scope) or hosted (keys have no scope, read only).",
+    )
+    migrate_on_startup: bool = Field(
+        default=True, description="Run the identity and model-api migrations when the app starts."
+    )
+    session: SessionSettings = Field(default_factory=SessionSettings)
+    sign_in: SignInSettings = Field(default_factory=SignInSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)

@@ -1,0 +1,82 @@
+"""Reading request bodies with a size cap: JSON for the API, URL-encoded forms for the console."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, NoReturn
+from urllib.parse import parse_qsl
+
+from fastapi import HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+
+JSON_TYPE = "application/json"
+FORM_TYPE = "application/x-www-form-urlencoded"
+
+
+def media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+async def read_capped(request: Request, max_bytes: int) -> bytes:
+    """The body, or 413 as soon as it is known to be larger than ``max_bytes`` (header or streaming)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise HTTPException(413, f"the request body is larger than {max_bytes} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise HTTPException(413, f"the request body is larger than {max_bytes} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def invalid(message: str, field: str = "body") -> NoReturn:
+    raise RequestValidationError([{"loc": (field,), "msg": message, "type": "value_error"}])
+
+
+def _no_constants(name: str) -> NoReturn:
+    invalid(f"{name} is not a JSON number")
+
+
+async def read_json(request: Request, max_bytes: int) -> Any:
+    """The parsed JSON body: 415 unless ``Content-Type: application/json``, 413 if too large, 422 if malformed."""
+    if media_type(request) != JSON_TYPE:
+        raise HTTPException(415, "send the body as JSON with the header Content-Type: application/json")
+    raw = await read_capped(request, max_bytes)
+    if not raw.strip():
+        invalid("the body is empty: send a JSON object")
+    try:
+        return json.loads(raw, parse_constant=_no_constants)
+    except UnicodeDecodeError:
+        invalid("the body is not UTF-8")
+    except json.JSONDecodeError as exc:
+        invalid(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+
+
+@dataclass(frozen=True)
+class Form:
+    """A parsed URL-encoded form; ``values`` keeps repeated fields (checkboxes)."""
+
+    pairs: list[tuple[str, str]]
+
+    def get(self, name: str, default: str = "") -> str:
+        found = [v for k, v in self.pairs if k == name]
+        return found[-1] if found else default
+
+    def values(self, name: str) -> list[str]:
+        return [v for k, v in self.pairs if k == name]
+
+
+async def read_form(request: Request, max_bytes: int) -> Form:
+    """A URL-encoded form (the only kind the console sends)."""
+    if media_type(request) != FORM_TYPE:
+        raise HTTPException(415, f"send the form as {FORM_TYPE}")
+    raw = await read_capped(request, max_bytes)
+    try:
+        pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, max_num_fields=200)
+    except (UnicodeDecodeError, ValueError):
+        invalid("the form is not valid UTF-8 URL-encoded data")
+    return Form(pairs)

@@ -1,0 +1,129 @@
+"""Typed dependencies: settings, database sessions, the event publisher, the signed-in user, CSRF checks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+from urllib.parse import quote, urlsplit
+
+from fastapi import Depends, HTTPException, Request
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from stockade.identity.sessions import SessionPrincipal, csrf_matches, resolve_session
+from stockade.model_api.events import EventPublisher
+from stockade.model_api.settings import ModelApiSettings
+from stockade.runtime.app import ServiceState
+
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf_token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class SignInRequired(Exception):
+    """A console page was asked for without a live session: redirect to the sign-in page."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.location = f"/login?next={quote(next_path, safe='/')}"
+
+
+class CsrfFailed(Exception):
+    """A state-changing request from another origin, or without the session's CSRF token (403)."""
+
+
+def get_state(request: Request) -> ServiceState:
+    state: ServiceState = request.app.state.service
+    return state
+
+
+def get_settings(request: Request) -> ModelApiSettings:
+    settings = get_state(request).settings
+    assert isinstance(settings, ModelApiSettings)
+    return settings
+
+
+def get_sessions(request: Request) -> async_sessionmaker[AsyncSession]:
+    sessions = get_state(request).sessions
+    if sessions is None:
+        raise RuntimeError("the database is not configured")
+    return sessions
+
+
+async def get_db(
+    sessions: Annotated[async_sessionmaker[AsyncSession], Depends(get_sessions)],
+) -> AsyncIterator[AsyncSession]:
+    async with sessions() as session:
+        yield session
+
+
+def get_publisher(request: Request) -> EventPublisher:
+    publisher = get_state(request).extras.get("publisher")
+    return publisher if isinstance(publisher, EventPublisher) else EventPublisher(None)
+
+
+SettingsDep = Annotated[ModelApiSettings, Depends(get_settings)]
+DbDep = Annotated[AsyncSession, Depends(get_db)]
+PublisherDep = Annotated[EventPublisher, Depends(get_publisher)]
+
+
+def request_origin(request: Request) -> str:
+    return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}".lower()
+
+
+def check_same_origin(request: Request, settings: ModelApiSettings) -> None:
+    """Refuse a state-changing request whose Origin (or Referer) names another origin."""
+    if request.method in SAFE_METHODS:
+        return
+    claimed = request.headers.get("origin")
+    if claimed is None and request.headers.get("referer"):
+        parts = urlsplit(request.headers["referer"])
+        claimed = f"{parts.scheme}://{parts.netloc}"
+    if claimed is None:
+        return  # not a browser (browsers send Origin on every cross-site POST and DELETE)
+    allowed = {request_origin(request), *(o.rstrip("/").lower() for o in settings.session.trusted_origins)}
+    if claimed.lower() not in allowed:
+        raise CsrfFailed(f"cross-site request from {claimed} refused")
+
+
+async def current_session(request: Request, db: DbDep, settings: SettingsDep) -> SessionPrincipal | None:
+    token = request.cookies.get(settings.session.cookie_name)
+    principal = await resolve_session(db, token)
+    await db.commit()  # end the read transaction: the route sees the newest rows
+    if principal is not None:
+        request.state.session_token = token
+    return principal
+
+
+MaybeUser = Annotated[SessionPrincipal | None, Depends(current_session)]
+
+
+async def api_user(request: Request, principal: MaybeUser, settings: SettingsDep) -> SessionPrincipal:
+    """JSON API: 401 without a live session; for writes, same origin and a correct X-CSRF-Token if sent."""
+    if principal is None:
+        raise HTTPException(401, "sign in first: this endpoint needs a console session cookie")
+    check_same_origin(request, settings)
+    presented = request.headers.get(CSRF_HEADER)
+    writes = request.method not in SAFE_METHODS
+    if writes and presented is not None and not csrf_matches(request.state.session_token, presented):
+        raise CsrfFailed("the X-CSRF-Token header does not belong to this session")
+    return principal
+
+
+async def page_user(request: Request, principal: MaybeUser) -> SessionPrincipal:
+    """Console pages: redirect to the sign-in page without a live session."""
+    if principal is None:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        raise SignInRequired(target if request.method == "GET" else "/models")
+    return principal
+
+
+def check_form_csrf(request: Request, settings: ModelApiSettings, presented: str) -> None:
+    """Console forms: same origin and the session's CSRF token in the hidden field."""
+    check_same_origin(request, settings)
+    token = getattr(request.state, "session_token", None)
+    if token is None or not csrf_matches(token, presented or None):
+        raise CsrfFailed("the form's CSRF token is missing or stale: reload the page and try again")
+
+
+ApiUser = Annotated[SessionPrincipal, Depends(api_user)]
+PageUser = Annotated[SessionPrincipal, Depends(page_user)]

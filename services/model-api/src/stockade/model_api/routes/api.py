@@ -1,0 +1,126 @@
+"""JSON API (spec 4.2): /api/platform/models, plus session info and database configurations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from stockade.model_api import actions, catalogue, dbconfigs
+from stockade.model_api.body import invalid, read_json
+from stockade.model_api.deps import ApiUser, DbDep, PublisherDep, SettingsDep
+from stockade.model_api.schemas import DbConfigCreate, ModelUpsert, check_model_id, normalise_provider
+
+router = APIRouter(prefix="/api/platform")
+
+
+def _validated(model: type[ModelUpsert] | type[DbConfigCreate], data: Any) -> Any:
+    if not isinstance(data, dict):
+        invalid("the body must be a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors(include_url=False, include_input=False)) from None
+
+
+def _provider(value: str, field: str = "provider") -> str:
+    try:
+        return normalise_provider(value)
+    except ValueError as exc:
+        invalid(str(exc), field)
+
+
+def _correlation(request: Request) -> str | None:
+    return request.headers.get("x-request-id") or request.headers.get("x-correlation-id")
+
+
+@router.get("/session")
+async def session_info(user: ApiUser) -> dict[str, Any]:
+    return {
+        "user": {"id": user.user.id, "email": user.user.email},
+        "expiresAt": user.expires_at.isoformat(),
+        "csrfToken": user.csrf_token,
+    }
+
+
+@router.get("/models")
+async def list_models(
+    user: ApiUser, db: DbDep, provider: str | None = Query(default=None, max_length=64)
+) -> dict[str, Any]:
+    config = await dbconfigs.active_config(db)
+    wanted = _provider(provider) if provider is not None and provider.strip() else None
+    groups = await catalogue.list_models(db, config.id, wanted)
+    return {
+        "dbConfig": config.as_json(),
+        "providers": [{"provider": g.provider, "models": [m.record() for m in g.models]} for g in groups],
+        "total": sum(len(g.models) for g in groups),
+    }
+
+
+@router.post("/models")
+async def upsert_model(
+    request: Request, user: ApiUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+) -> JSONResponse:
+    body: ModelUpsert = _validated(ModelUpsert, await read_json(request, settings.limits.max_body_bytes))
+    config, saved = await actions.save_model(
+        db, publisher, body.provider, body.model, actor=user.user.id, correlation_id=_correlation(request)
+    )
+    created = saved.change == "created"
+    return JSONResponse(
+        {
+            "provider": body.provider,
+            "model": saved.model.record(),
+            "dbConfig": config.as_json(),
+            "created": created,
+        },
+        status_code=201 if created else 200,
+    )
+
+
+@router.delete("/models")
+async def delete_model(
+    request: Request,
+    user: ApiUser,
+    db: DbDep,
+    publisher: PublisherDep,
+    model_id: str = Query(min_length=1, max_length=200),
+    provider: str = Query(min_length=1, max_length=64),
+) -> dict[str, Any]:
+    wanted = _provider(provider)
+    try:
+        check_model_id(model_id)
+    except ValueError as exc:
+        invalid(str(exc), "model_id")
+    config, gone = await actions.remove_model(
+        db, publisher, wanted, model_id, correlation_id=_correlation(request)
+    )
+    return {"deleted": True, "provider": wanted, "model_id": gone.model_id, "dbConfig": config.as_json()}
+
+
+@router.get("/db-configs")
+async def list_db_configs(user: ApiUser, db: DbDep) -> dict[str, Any]:
+    return {"dbConfigs": [c.as_json() for c in await dbconfigs.list_configs(db)]}
+
+
+@router.post("/db-configs", status_code=201)
+async def create_db_config(
+    request: Request, user: ApiUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+) -> dict[str, Any]:
+    body: DbConfigCreate = _validated(
+        DbConfigCreate, await read_json(request, settings.limits.max_body_bytes)
+    )
+    config = await dbconfigs.create_config(db, body.model_copy(update={"activate": False}))
+    if body.activate:
+        config = await actions.activate(db, publisher, config.id, correlation_id=_correlation(request))
+    return config.as_json()
+
+
+@router.post("/db-configs/{config_id}/activate")
+async def activate_db_config(
+    request: Request, config_id: str, user: ApiUser, db: DbDep, publisher: PublisherDep
+) -> dict[str, Any]:
+    config = await actions.activate(db, publisher, config_id, correlation_id=_correlation(request))
+    return config.as_json()

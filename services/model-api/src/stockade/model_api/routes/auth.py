@@ -1,0 +1,120 @@
+"""Sign-in and sign-out of the console (spec 5.2): form post, session cookie, rate limit on failures."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from stockade.identity.sessions import (
+    clear_sign_in_failures,
+    end_session,
+    record_sign_in_failure,
+    sign_in_budget,
+    start_session,
+    verify_credentials,
+)
+from stockade.model_api.body import read_form
+from stockade.model_api.deps import (
+    CSRF_FIELD,
+    DbDep,
+    MaybeUser,
+    SettingsDep,
+    check_form_csrf,
+    check_same_origin,
+)
+from stockade.model_api.pages import render
+from stockade.model_api.settings import ModelApiSettings
+
+router = APIRouter()
+DEFAULT_NEXT = "/models"
+WRONG = "Wrong e-mail or password."
+
+
+def safe_next(value: str | None) -> str:
+    """Only a local path: never another site (open redirect) and never a scheme-relative //host."""
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value or "\n" in value:
+        return DEFAULT_NEXT
+    return value
+
+
+def _secure(request: Request, settings: ModelApiSettings) -> bool:
+    mode = settings.session.secure
+    return mode == "always" or (mode == "auto" and request.url.scheme == "https")
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+@router.get("/login")
+async def login_page(request: Request, user: MaybeUser, next: str | None = None) -> Response:
+    if user is not None:
+        return RedirectResponse(safe_next(next), status_code=303)
+    return render(request, "login.html", None, next=safe_next(next), email="", error=None)
+
+
+@router.post("/login")
+async def login(request: Request, db: DbDep, settings: SettingsDep) -> Response:
+    check_same_origin(request, settings)
+    form = await read_form(request, settings.limits.max_body_bytes)
+    email, password, target = form.get("email").strip(), form.get("password"), safe_next(form.get("next"))
+    limits = settings.sign_in
+    window = timedelta(seconds=limits.window_s)
+    budget = await sign_in_budget(
+        db,
+        email,
+        _client(request),
+        window=window,
+        max_per_email=limits.max_failures_per_email,
+        max_per_client=limits.max_failures_per_client,
+    )
+    if not budget.allowed:
+        minutes = max(1, round(budget.retry_after_s / 60))
+        page = render(
+            request,
+            "login.html",
+            None,
+            429,
+            next=target,
+            email=email,
+            error=f"Too many failed sign-ins. Try again in about {minutes} minute(s).",
+        )
+        page.headers["Retry-After"] = str(budget.retry_after_s)
+        return page
+    user = await verify_credentials(db, email, password) if email and password else None
+    if user is None:
+        await record_sign_in_failure(db, email or "(empty)", _client(request))
+        return render(request, "login.html", None, 401, next=target, email=email, error=WRONG)
+    await clear_sign_in_failures(db, email, older_than=window)
+    ttl = timedelta(hours=settings.session.ttl_hours)
+    started = await start_session(db, user.id, ttl)
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        settings.session.cookie_name,
+        started.token,
+        max_age=int(ttl.total_seconds()),
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=_secure(request, settings),
+    )
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, db: DbDep, settings: SettingsDep, user: MaybeUser) -> Response:
+    if user is not None:
+        form = await read_form(request, settings.limits.max_body_bytes)
+        check_form_csrf(request, settings, form.get(CSRF_FIELD))
+        await end_session(db, request.cookies.get(settings.session.cookie_name))
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(
+        settings.session.cookie_name,
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=_secure(request, settings),
+    )
+    return response

@@ -1,0 +1,118 @@
+"""Console page for the catalogue: models grouped by provider; add, edit and delete with plain forms."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from pydantic import ValidationError
+
+from stockade.model_api import actions, catalogue, dbconfigs
+from stockade.model_api.body import Form, read_form
+from stockade.model_api.deps import CSRF_FIELD, DbDep, PageUser, PublisherDep, SettingsDep, check_form_csrf
+from stockade.model_api.errors import ModelNotFound
+from stockade.model_api.pages import render
+from stockade.model_api.schemas import ModelUpsert
+
+router = APIRouter()
+NOTICES = {"saved": "Saved {model}.", "created": "Added {model}.", "deleted": "Deleted {model}."}
+
+
+def _form_to_body(form: Form) -> dict[str, Any]:
+    def optional(name: str) -> str | None:
+        value = form.get(name).strip()
+        return value or None
+
+    window = optional("contextWindow")
+    model: dict[str, Any] = {
+        "model_id": form.get("model_id").strip(),
+        "displayName": form.get("displayName"),
+        "modelType": form.get("modelType"),
+        "contextWindow": int(window) if window and window.isdigit() else window,
+        "inputPricePerMToken": optional("inputPricePerMToken"),
+        "outputPricePerMToken": optional("outputPricePerMToken"),
+        "capabilities": form.values("capabilities"),
+    }
+    if optional("id"):
+        model["id"] = optional("id")
+    return {"provider": form.get("provider"), "model": model}
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors(include_url=False, include_input=False):
+        field = ".".join(str(p) for p in err["loc"] if p != "model") or "form"
+        out.append(f"{field}: {err['msg']}")
+    return out
+
+
+async def _page(
+    request: Request, user: PageUser, db: DbDep, status_code: int = 200, **extra: Any
+) -> Response:
+    config = await dbconfigs.active_config(db)
+    groups = await catalogue.list_models(db, config.id)
+    notice = None
+    done, name = request.query_params.get("done"), request.query_params.get("model", "")
+    if done in NOTICES:
+        notice = NOTICES[done].format(model=name)
+    context: dict[str, Any] = {"config": config, "groups": groups, "notice": notice, "errors": [], "form": {}}
+    context.update(extra)
+    return render(request, "models.html", user, status_code, **context)
+
+
+@router.get("/")
+async def home(user: PageUser) -> Response:
+    return RedirectResponse("/models", status_code=303)
+
+
+@router.get("/models")
+async def models_page(request: Request, user: PageUser, db: DbDep) -> Response:
+    form: dict[str, Any] = {}
+    edit_provider, edit_model = request.query_params.get("provider"), request.query_params.get("model_id")
+    if edit_provider and edit_model:
+        config = await dbconfigs.active_config(db)
+        try:
+            found = await catalogue.get_model(db, config.id, edit_provider, edit_model)
+        except ModelNotFound:
+            return await _page(
+                request, user, db, 404, errors=[f"No model {edit_model!r} of {edit_provider!r}."]
+            )
+        form = {"provider": found.provider, "editing": True, **found.record()}
+        form["inputPricePerMToken"] = "" if found.input_price is None else f"{found.input_price:f}"
+        form["outputPricePerMToken"] = "" if found.output_price is None else f"{found.output_price:f}"
+    return await _page(request, user, db, form=form)
+
+
+@router.post("/models")
+async def save_model(
+    request: Request, user: PageUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+) -> Response:
+    form = await read_form(request, settings.limits.max_body_bytes)
+    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    raw = _form_to_body(form)
+    try:
+        body = ModelUpsert.model_validate(raw)
+    except ValidationError as exc:
+        kept = {"provider": raw["provider"], **raw["model"], "capabilities": form.values("capabilities")}
+        kept["editing"] = form.get("editing") == "1"
+        return await _page(request, user, db, 422, errors=_problems(exc), form=kept)
+    _, saved = await actions.save_model(db, publisher, body.provider, body.model, actor=user.user.id)
+    query = urlencode({"done": saved.change, "model": f"{body.provider}/{saved.model.model_id}"})
+    return RedirectResponse(f"/models?{query}", status_code=303)
+
+
+@router.post("/models/delete")
+async def delete_model(
+    request: Request, user: PageUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+) -> Response:
+    form = await read_form(request, settings.limits.max_body_bytes)
+    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    provider, model_id = form.get("provider"), form.get("model_id")
+    try:
+        await actions.remove_model(db, publisher, provider, model_id)
+    except ModelNotFound as exc:
+        return await _page(request, user, db, 404, errors=[str(exc)])
+    query = urlencode({"done": "deleted", "model": f"{provider}/{model_id}"})
+    return RedirectResponse(f"/models?{query}", status_code=303)

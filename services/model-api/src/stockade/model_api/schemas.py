@@ -1,0 +1,159 @@
+"""Request and response models of model-api (spec 2 "Model record"); table models never leave the service."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+from stockade.model_api.prices import parse_price, price_json
+from stockade.model_api.vocabulary import CURRENCY, Capability, DbType, ModelType
+
+PROVIDER_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+Price = Annotated[Decimal | None, BeforeValidator(parse_price)]
+
+
+def normalise_provider(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    folded = value.strip().lower()
+    if not PROVIDER_PATTERN.fullmatch(folded):
+        raise ValueError("1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit")
+    return folded
+
+
+def check_model_id(value: str) -> str:
+    if not value or value != value.strip() or len(value) > 200 or _CONTROL.search(value):
+        raise ValueError("1-200 characters, no control characters and no spaces at either end")
+    return value
+
+
+Provider = Annotated[str, BeforeValidator(normalise_provider)]
+
+
+class ModelIn(BaseModel):
+    """The ``model`` object of a create-or-update body. Field names are the spec's."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=False, str_strip_whitespace=False)
+
+    id: str | None = Field(default=None, min_length=1, max_length=200, description="Entry label.")
+    model_id: Annotated[str, Field(strict=True)] = Field(description="Model identifier; part of the key.")
+    display_name: str = Field(alias="displayName", min_length=1, max_length=200)
+    model_type: ModelType = Field(alias="modelType")
+    context_window: Annotated[int, Field(strict=True, ge=1, le=100_000_000)] | None = Field(
+        default=None, alias="contextWindow"
+    )
+    input_price: Price = Field(default=None, alias="inputPricePerMToken")
+    output_price: Price = Field(default=None, alias="outputPricePerMToken")
+    capabilities: list[Capability] = Field(default_factory=list, max_length=len(Capability))
+
+    @field_validator("model_id")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        return check_model_id(value)
+
+    @field_validator("display_name", "id")
+    @classmethod
+    def _trimmed(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if not value or _CONTROL.search(value):
+            raise ValueError("must not be empty or contain control characters")
+        return value
+
+    @field_validator("capabilities")
+    @classmethod
+    def _distinct(cls, value: list[Capability]) -> list[Capability]:
+        if len(set(value)) != len(value):
+            raise ValueError("capabilities must be distinct")
+        return sorted(value, key=lambda c: c.value)
+
+
+class ModelUpsert(BaseModel):
+    """Body of POST /api/platform/models: ``{"provider": ..., "model": {...}}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Provider
+    model: ModelIn
+
+
+class DbConfigPublic(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    db_type: DbType
+    description: str | None
+    is_active: bool
+    created_at: datetime
+    activated_at: datetime | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "dbType": self.db_type.value,
+            "description": self.description,
+            "active": self.is_active,
+            "createdAt": self.created_at.isoformat(),
+            "activatedAt": self.activated_at.isoformat() if self.activated_at else None,
+        }
+
+
+class DbConfigCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100)
+    db_type: DbType
+    description: str | None = Field(default=None, max_length=500)
+    activate: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        value = value.strip()
+        if not value or _CONTROL.search(value):
+            raise ValueError("must not be empty or contain control characters")
+        return value
+
+
+class ModelPublic(BaseModel):
+    """One catalogue entry as it leaves the service."""
+
+    model_config = ConfigDict(frozen=True)
+
+    db_config_id: str
+    provider: str
+    entry_id: str
+    model_id: str
+    display_name: str
+    model_type: str
+    context_window: int | None
+    input_price: Decimal | None
+    output_price: Decimal | None
+    capabilities: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+    def record(self) -> dict[str, Any]:
+        """The spec's model object, every field present, plus currency and timestamps."""
+        return {
+            "id": self.entry_id,
+            "model_id": self.model_id,
+            "displayName": self.display_name,
+            "modelType": self.model_type,
+            "contextWindow": self.context_window,
+            "inputPricePerMToken": price_json(self.input_price),
+            "outputPricePerMToken": price_json(self.output_price),
+            "capabilities": list(self.capabilities),
+            "currency": CURRENCY,
+            "createdAt": self.created_at.isoformat(),
+            "updatedAt": self.updated_at.isoformat(),
+        }

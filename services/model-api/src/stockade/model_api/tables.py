@@ -1,0 +1,74 @@
+"""Table models of model-api (written only by model-api). They never leave the service: routes get *Public models."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from stockade.identity.db_types import UtcDateTime, new_id, utcnow
+from stockade.identity.tables import NAMING
+
+
+class Base(DeclarativeBase):
+    """model-api's own metadata (its tables are migrated with their own version table)."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class DbConfig(Base):
+    __tablename__ = "db_configs"
+    __table_args__ = (
+        Index(
+            "uq_db_configs_one_active",
+            "is_active",
+            unique=True,
+            sqlite_where=text("is_active"),
+            postgresql_where=text("is_active"),
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    db_type: Mapped[str] = mapped_column(String(20))
+    description: Mapped[str | None] = mapped_column(String(500), default=None)
+    is_active: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    activated_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+
+
+class CatalogueModel(Base):
+    __tablename__ = "models"
+    __table_args__ = (
+        UniqueConstraint(
+            "db_config_id", "provider", "model_id", name="uq_models_db_config_id_provider_model_id"
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    db_config_id: Mapped[str] = mapped_column(ForeignKey("db_configs.id", ondelete="CASCADE"))
+    provider: Mapped[str] = mapped_column(String(64))
+    model_id: Mapped[str] = mapped_column(String(200))
+    entry_id: Mapped[str] = mapped_column(String(200))
+    display_name: Mapped[str] = mapped_column(String(200))
+    model_type: Mapped[str] = mapped_column(String(20))
+    context_window: Mapped[int | None] = mapped_column(Integer, default=None)
+    input_price_micros: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    output_price_micros: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    capabilities: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_by: Mapped[str | None] = mapped_column(String(32), default=None)
