@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from stockade.guardrails.checks.base import CheckContext, ContentCheck
 from stockade.guardrails.checks.config import Stage
 from stockade.guardrails.checks.registry import CheckSlot, build_enabled
-from stockade.guardrails.checks.runner import run_checks
+from stockade.guardrails.checks.runner import run_checks, warm
 from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.events import EventRecorder, NullRecorder
@@ -130,10 +130,7 @@ class GuardrailSystem:
 
     async def warmup(self) -> None:
         """Load models now instead of on the first check."""
-        for slot in self._slots:
-            warm = getattr(slot.check, "warmup", None)
-            if warm is not None:
-                await warm()
+        await asyncio.gather(*(warm(slot) for slot in self._slots))
 
     async def aclose(self) -> None:
         """Close pooled connections of checks that hold them."""

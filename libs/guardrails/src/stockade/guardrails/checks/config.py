@@ -240,7 +240,7 @@ class ExfiltrationConfig(CheckSettings):
 
 class RouteConfig(_Strict):
     utterances: list[str] = Field(default_factory=list, description="Example utterances of the route.")
-    threshold: float = Field(default=0.62, ge=-1, le=1, description="Cosine similarity that triggers it.")
+    threshold: float = Field(default=0.5, ge=-1, le=1, description="Cosine similarity that triggers it.")
     action: str = Field(default="block", description="warn or block.")
 
 

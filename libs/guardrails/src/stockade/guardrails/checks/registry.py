@@ -24,13 +24,15 @@ _BUILTIN: dict[str, str] = {
 _CUSTOM: dict[str, CheckFactory] = {}
 
 
-@dataclass(frozen=True)
+@dataclass
 class CheckSlot:
-    """A check plus how the system runs it."""
+    """A check plus how the system runs it. ``warmed`` turns true once the check's ``warmup()`` (model load,
+    if it has one) has run; loading is not counted against the per-run timeout."""
 
     check: ContentCheck
     timeout_s: float
     fail_closed: bool | None = None
+    warmed: bool = False
 
 
 def register_check(name: str, factory: CheckFactory) -> None:

@@ -19,6 +19,7 @@ async def run_slot(slot: CheckSlot, text: str, ctx: CheckContext, fail_closed: b
     closed = fail_closed if slot.fail_closed is None else slot.fail_closed
     started = time.perf_counter()
     try:
+        await warm(slot)
         result = await asyncio.wait_for(slot.check.run(text, ctx), timeout=slot.timeout_s)
     except TimeoutError:
         result = _failed(name, f"{name} timed out after {slot.timeout_s:g}s", closed)
@@ -27,6 +28,15 @@ async def run_slot(slot: CheckSlot, text: str, ctx: CheckContext, fail_closed: b
     result = result.model_copy(update={"duration_ms": (time.perf_counter() - started) * 1000.0})
     ctx.record(_check_event(result, ctx))
     return result
+
+
+async def warm(slot: CheckSlot) -> None:
+    """Run the check's ``warmup()`` once (first use), outside the per-run timeout."""
+    if not slot.warmed:
+        warmup = getattr(slot.check, "warmup", None)
+        if warmup is not None:
+            await warmup()
+        slot.warmed = True
 
 
 def _failed(name: str, error: str, closed: bool) -> CheckResult:
