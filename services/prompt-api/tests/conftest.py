@@ -164,3 +164,42 @@ async def world(sessions) -> World:
         carols.key,
         write.id,
     )
+
+
+@pytest.fixture
+def settings_for():
+    """``settings_for(db_url, **overrides)`` -> PromptApiSettings for an app under test."""
+    return make_settings
+
+
+SAMPLE_PNG = bytes(range(256))
+SAMPLE_SKILL_MD = """---
+name: incident-response
+description: Handle production incidents step by step.
+license: Apache-2.0
+metadata:
+  owner: sre
+allowed-tools: [Bash, Read]
+---
+# Incident response
+
+Read references/severity.md first, then run scripts/page.sh.
+"""
+
+
+@pytest.fixture
+def sample_skill():
+    """(body builder, SKILL.md, PNG bytes) of a skill with references, scripts, assets and a nested file."""
+    import base64
+
+    def body(project_id, md=SAMPLE_SKILL_MD, name="incident-response", files=None, **extra):
+        if files is None:
+            files = {
+                "references/severity.md": "# Severity\nSEV1 is bad.\n",
+                "scripts/page.sh": "#!/bin/sh\necho paging\n",
+                "assets/diagram.png": {"base64": base64.b64encode(SAMPLE_PNG).decode()},
+                "docs/deep/notes.txt": "nested file",
+            }
+        return {"project_id": project_id, "skill_name": name, "skill_md": md, "files": files, **extra}
+
+    return body, SAMPLE_SKILL_MD, SAMPLE_PNG

@@ -17,7 +17,7 @@ description: Handle production incidents step by step.
 license: Apache-2.0
 metadata:
   owner: sre
-allowed-tools: Bash Read
+allowed-tools: [Bash, Read]
 ---
 # Incident response
 

@@ -86,8 +86,12 @@ def check_front_matter(front: dict[str, Any], skill_name: str) -> dict[str, Any]
     if not isinstance(description, str) or not 1 <= len(description.strip()) <= 1024:
         raise InvalidContent("front matter 'description' must be 1-1024 characters")
     compatibility = front.get("compatibility")
-    if compatibility is not None and (not isinstance(compatibility, str) or len(compatibility) > 500):
-        raise InvalidContent("front matter 'compatibility' must be a string of at most 500 characters")
+    if compatibility is not None and not (
+        (isinstance(compatibility, str) and len(compatibility) <= 500) or isinstance(compatibility, dict)
+    ):
+        raise InvalidContent(
+            "front matter 'compatibility' must be a string of at most 500 characters or a mapping"
+        )
     if "license" in front and not isinstance(front["license"], str):
         raise InvalidContent("front matter 'license' must be a string")
     metadata = front.get("metadata")
@@ -96,8 +100,12 @@ def check_front_matter(front: dict[str, Any], skill_name: str) -> dict[str, Any]
     ):
         raise InvalidContent("front matter 'metadata' must be a mapping with string keys")
     tools = front.get("allowed-tools")
-    if tools is not None and not isinstance(tools, str | list):
-        raise InvalidContent("front matter 'allowed-tools' must be a string or a list")
+    if tools is not None and not (
+        isinstance(tools, str) or (isinstance(tools, list) and all(isinstance(t, str) for t in tools))
+    ):
+        raise InvalidContent(
+            "front matter 'allowed-tools' must be a list of strings or a space-separated string"
+        )
     # JSON round trip (dates in YAML become strings) so the stored copy equals what clients see
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in front.items()}
 
