@@ -5,6 +5,7 @@ The SDKs really build, send and parse HTTP (JSON, server-sent events, AWS event 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -129,12 +130,14 @@ async def test_llm_rails_end_to_end(
     assert str(result.cost) == "0.000025"  # 11 * 1/1M + 7 * 2/1M
     blocked = await rails.agenerate("please misbehave")  # the reply carries 'exploit': the output rail blocks
     assert blocked.model_called and blocked.blocked_at == "output" and blocked.text is None
-    sync = await __import__("asyncio").to_thread(rails.generate, "from a thread")
+    sync = await asyncio.to_thread(rails.generate, "from a thread")
     assert sync.text == "You said: from a thread"
     stream = rails.astream("streamed words")
     assert "".join([p async for p in stream]) == "You said: streamed words"
+    sync_text = await asyncio.to_thread(lambda: "".join(rails.stream("sync stream")))
+    assert sync_text == "You said: sync stream"
     events = recorder.of_kind(EventKind.GENERATE)
-    assert len(events) == 4 and KEY not in str([e.model_dump() for e in recorder.events])
+    assert len(events) == 5 and KEY not in str([e.model_dump() for e in recorder.events])
     assert KEY not in repr(rails.model_config) and KEY not in repr(rails.provider.__dict__.get("config"))
     await rails.aclose()
 
@@ -144,3 +147,9 @@ async def test_tool_calls_are_parsed(provider: ModelProvider) -> None:
     (call,) = response.tool_calls
     assert call.name == "get_weather" and call.arguments == {"city": "Paris", "unit": "celsius"}
     assert (await provider.acomplete(_request("hello"))).tool_calls == []
+
+
+def test_sync_streaming(provider: ModelProvider) -> None:
+    chunks = list(provider.stream(_request("sync stream please")))
+    assert "".join(c.text for c in chunks) == "You said: sync stream please"
+    assert sum(1 for c in chunks if c.text) > 1 and chunks[-1].usage is not None

@@ -88,3 +88,15 @@ async def test_stream_blocked_at_input_calls_no_model(system: GuardrailSystem) -
     stream = LLMRails(provider=provider, system=system).astream("try a jailbreak")
     assert [piece async for piece in stream] == []
     assert stream.result is not None and stream.result.blocked_at == "input" and provider.calls == 0
+
+
+def test_sync_iteration_applies_the_same_rails(system: GuardrailSystem) -> None:
+    reply = CLEAN + " and now an exploit follows"
+    rails = LLMRails(
+        provider=FakeModelProvider([CLEAN, reply], chunk_chars=6), system=system, stream_window_chars=32
+    )
+    clean = rails.stream("go")
+    assert "".join(clean) == CLEAN and clean.result is not None and clean.result.passed
+    blocked = rails.stream("go")
+    released = "".join(blocked)
+    assert "expl" not in released and blocked.result is not None and blocked.result.blocked_at == "output"

@@ -14,7 +14,7 @@ import hashlib
 import math
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.config import Stage
@@ -171,6 +171,12 @@ class FakeModelProvider:
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         return self._next(request)
+
+    def stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        response = self.complete(request)
+        for i in range(0, len(response.text), self.chunk_chars):
+            yield StreamChunk(text=response.text[i : i + self.chunk_chars])
+        yield StreamChunk(usage=response.usage)
 
     async def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
         response = await self.acomplete(request)

@@ -336,3 +336,5 @@ class LLMRails:
             prompt, system_prompt=system_prompt, tools=tools, max_tokens=max_tokens, temperature=temperature
         )
         return RailsStream(self, request, session_id, run_id, metadata)
+
+    stream = astream  # the same object iterates with ``for`` outside an event loop

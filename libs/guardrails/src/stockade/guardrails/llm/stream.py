@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.llm.messages import ChatRequest, TokenUsage
+from stockade.guardrails.llm.providers.base import StreamChunk
 from stockade.guardrails.llm.result import GenerationResult
 from stockade.guardrails.llm.streaming import HeldBackWindow
 from stockade.guardrails.verdict import Verdict
@@ -19,8 +22,20 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
+async def _pulled(chunks: Iterator[StreamChunk]) -> AsyncGenerator[StreamChunk, None]:
+    """A sync chunk iterator as an async one; each next() runs in a worker thread."""
+    try:
+        while (chunk := await asyncio.to_thread(next, chunks, None)) is not None:
+            yield chunk
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            await asyncio.to_thread(close)
+
+
 class RailsStream:
-    """Async iterator of released text; ``result`` holds the aggregated result once iteration ended."""
+    """Iterator (``async for``, or ``for`` outside an event loop) of released text; ``result`` holds the aggregated
+    result once iteration ended."""
 
     def __init__(
         self,
@@ -38,7 +53,30 @@ class RailsStream:
     def __aiter__(self) -> AsyncIterator[str]:
         return self._run()
 
-    async def _run(self) -> AsyncIterator[str]:
+    def __iter__(self) -> Iterator[str]:
+        """Synchronous iteration, outside any running event loop: drives the stream on a private loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise GuardrailError(
+                "a RailsStream inside a running event loop must be consumed with 'async for'"
+            )
+        loop = asyncio.new_event_loop()
+        agen = self._run(sync_model=True)
+        try:
+            while True:
+                try:
+                    yield loop.run_until_complete(agen.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            loop.run_until_complete(agen.aclose())
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+
+    async def _run(self, *, sync_model: bool = False) -> AsyncGenerator[str, None]:
         rails, sid, meta = self._rails, self._session_id, self._metadata
         total = time.perf_counter()
         result = rails._new_result()
@@ -55,7 +93,11 @@ class RailsStream:
             usage = TokenUsage()
             start = time.perf_counter()
             result.model_called = True
-            chunks = rails.provider.astream(sendable)
+            # Sync iteration runs on a private loop: use the provider's sync client (its async one may hold
+            # connections bound to another loop), pulling each chunk in a worker thread.
+            chunks = (
+                _pulled(rails.provider.stream(sendable)) if sync_model else rails.provider.astream(sendable)
+            )
             try:
                 async for chunk in chunks:
                     if chunk.usage is not None:

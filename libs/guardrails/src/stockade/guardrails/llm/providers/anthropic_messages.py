@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
 from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 from stockade.guardrails.llm.providers.base import ModelProviderError, StreamChunk, error_summary
+
+
+class _StreamState:
+    """Messages stream events -> chunks: input tokens arrive first (message_start), output tokens last."""
+
+    def __init__(self) -> None:
+        self.input_tokens = 0
+
+    def chunk(self, event: Any) -> StreamChunk | None:
+        if event.type == "message_start":
+            self.input_tokens = event.message.usage.input_tokens
+        elif event.type == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
+            return StreamChunk(text=event.delta.text)
+        elif event.type == "message_delta":
+            return StreamChunk(
+                usage=TokenUsage(input_tokens=self.input_tokens, output_tokens=event.usage.output_tokens)
+            )
+        return None
 
 
 class AnthropicProvider:
@@ -84,18 +102,21 @@ class AnthropicProvider:
         except self._errors as exc:
             raise ModelProviderError(error_summary(self.provider, exc)) from exc
 
-    async def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
-        input_tokens = 0
+    def stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        state = _StreamState()
         try:
-            stream = await self._aclient.messages.create(**self._params(request), stream=True)
-            async for event in stream:
-                if event.type == "message_start":
-                    input_tokens = event.message.usage.input_tokens
-                elif event.type == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
-                    yield StreamChunk(text=event.delta.text)
-                elif event.type == "message_delta":
-                    usage = TokenUsage(input_tokens=input_tokens, output_tokens=event.usage.output_tokens)
-                    yield StreamChunk(usage=usage)
+            for event in self._client.messages.create(**self._params(request), stream=True):
+                if (piece := state.chunk(event)) is not None:
+                    yield piece
+        except self._errors as exc:
+            raise ModelProviderError(error_summary(self.provider, exc)) from exc
+
+    async def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
+        state = _StreamState()
+        try:
+            async for event in await self._aclient.messages.create(**self._params(request), stream=True):
+                if (piece := state.chunk(event)) is not None:
+                    yield piece
         except self._errors as exc:
             raise ModelProviderError(error_summary(self.provider, exc)) from exc
 

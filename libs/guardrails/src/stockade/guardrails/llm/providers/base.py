@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -32,6 +32,8 @@ class ModelProvider(Protocol):
     def complete(self, request: ChatRequest) -> ModelResponse: ...
 
     async def acomplete(self, request: ChatRequest) -> ModelResponse: ...
+
+    def stream(self, request: ChatRequest) -> Iterator[StreamChunk]: ...
 
     def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]: ...
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from stockade.guardrails.extras import require
@@ -103,21 +103,26 @@ class BedrockProvider:
     async def acomplete(self, request: ChatRequest) -> ModelResponse:
         return await asyncio.to_thread(self.complete, request)
 
-    def _pump(self, request: ChatRequest, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Any]) -> None:
+    def stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
         try:
             reply = self._client.converse_stream(**self._params(request))
             for event in reply["stream"]:
                 if "contentBlockDelta" in event:
                     text = event["contentBlockDelta"].get("delta", {}).get("text", "")
                     if text:
-                        loop.call_soon_threadsafe(queue.put_nowait, StreamChunk(text=text))
+                        yield StreamChunk(text=text)
                 elif "metadata" in event:
-                    usage = _usage(event["metadata"].get("usage"))
-                    loop.call_soon_threadsafe(queue.put_nowait, StreamChunk(usage=usage))
-            loop.call_soon_threadsafe(queue.put_nowait, _DONE)
+                    yield StreamChunk(usage=_usage(event["metadata"].get("usage")))
         except self._errors() as exc:
-            error = ModelProviderError(error_summary(self.provider, exc))
-            loop.call_soon_threadsafe(queue.put_nowait, error)
+            raise ModelProviderError(error_summary(self.provider, exc)) from exc
+
+    def _pump(self, request: ChatRequest, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Any]) -> None:
+        try:
+            for chunk in self.stream(request):
+                loop.call_soon_threadsafe(queue.put_nowait, chunk)
+            loop.call_soon_threadsafe(queue.put_nowait, _DONE)
+        except ModelProviderError as exc:
+            loop.call_soon_threadsafe(queue.put_nowait, exc)
 
     async def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
         loop = asyncio.get_running_loop()

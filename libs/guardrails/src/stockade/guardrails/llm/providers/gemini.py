@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from stockade.guardrails.extras import require
@@ -93,6 +93,13 @@ class GeminiProvider:
     async def acomplete(self, request: ChatRequest) -> ModelResponse:
         try:
             return self._response(await self._client.aio.models.generate_content(**self._params(request)))
+        except self._errors_mod.APIError as exc:
+            raise ModelProviderError(error_summary(self.provider, exc)) from exc
+
+    def stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        try:
+            for response in self._client.models.generate_content_stream(**self._params(request)):
+                yield StreamChunk(text=_text(response), usage=_usage(response))
         except self._errors_mod.APIError as exc:
             raise ModelProviderError(error_summary(self.provider, exc)) from exc
 

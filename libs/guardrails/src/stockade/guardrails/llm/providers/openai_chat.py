@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from stockade.guardrails.extras import require
@@ -31,6 +31,16 @@ def _json_args(raw: str | None) -> dict[str, Any]:
     except ValueError:
         return {"_raw": raw}
     return value if isinstance(value, dict) else {"_raw": raw}
+
+
+def _chunk(chunk: Any) -> StreamChunk | None:
+    text = (chunk.choices[0].delta.content or "") if chunk.choices else ""
+    usage = None
+    if chunk.usage is not None:
+        usage = TokenUsage(
+            input_tokens=chunk.usage.prompt_tokens, output_tokens=chunk.usage.completion_tokens
+        )
+    return StreamChunk(text=text, usage=usage) if text or usage else None
 
 
 class OpenAIProvider:
@@ -109,19 +119,22 @@ class OpenAIProvider:
         except self._errors as exc:
             raise ModelProviderError(error_summary(self.provider, exc)) from exc
 
-    async def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
-        params = {**self._params(request), "stream": True, "stream_options": {"include_usage": True}}
+    def _stream_params(self, request: ChatRequest) -> dict[str, Any]:
+        return {**self._params(request), "stream": True, "stream_options": {"include_usage": True}}
+
+    def stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
         try:
-            stream = await self._aclient.chat.completions.create(**params)
-            async for chunk in stream:
-                text = chunk.choices[0].delta.content or "" if chunk.choices else ""
-                usage = None
-                if chunk.usage is not None:
-                    usage = TokenUsage(
-                        input_tokens=chunk.usage.prompt_tokens, output_tokens=chunk.usage.completion_tokens
-                    )
-                if text or usage:
-                    yield StreamChunk(text=text, usage=usage)
+            for chunk in self._client.chat.completions.create(**self._stream_params(request)):
+                if (piece := _chunk(chunk)) is not None:
+                    yield piece
+        except self._errors as exc:
+            raise ModelProviderError(error_summary(self.provider, exc)) from exc
+
+    async def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
+        try:
+            async for chunk in await self._aclient.chat.completions.create(**self._stream_params(request)):
+                if (piece := _chunk(chunk)) is not None:
+                    yield piece
         except self._errors as exc:
             raise ModelProviderError(error_summary(self.provider, exc)) from exc
 
