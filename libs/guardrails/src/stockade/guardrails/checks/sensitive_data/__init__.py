@@ -1,0 +1,1 @@
+"""Sensitive-data detection with a transformers token-classification model (``ml`` extra)."""

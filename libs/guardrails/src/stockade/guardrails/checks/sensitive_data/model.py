@@ -1,0 +1,63 @@
+"""Loads a token-classification pipeline (local directory or hub name) once per process and runs it over
+overlapping windows of long texts."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from functools import lru_cache
+from typing import Any
+
+from stockade.guardrails.checks.sensitive_data.chunking import Entity, merge_entities, token_windows
+from stockade.guardrails.extras import require
+
+FEATURE = "sensitive-data detection"
+log = logging.getLogger(__name__)
+
+
+class TokenClassifier:
+    def __init__(
+        self, model: str, *, device: str = "cpu", chunk_tokens: int = 256, overlap_tokens: int = 32
+    ) -> None:
+        require("transformers", extra="ml", feature=FEATURE)
+        require("torch", extra="ml", feature=FEATURE)
+        self.model, self.device = model, device
+        self.chunk_tokens, self.overlap_tokens = chunk_tokens, overlap_tokens
+
+    def load(self) -> Any:
+        pipe, _ = _pipeline(self.model, self.device)
+        return pipe
+
+    def detect(self, text: str) -> list[Entity]:
+        pipe, lock = _pipeline(self.model, self.device)
+        tokenizer = pipe.tokenizer
+        limit = int(getattr(tokenizer, "model_max_length", 512) or 512)
+        chunk = min(self.chunk_tokens, max(8, limit - 2))  # room for [CLS]/[SEP]
+        overlap = min(self.overlap_tokens, chunk // 2)
+        enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        offsets = [tuple(o) for o in enc["offset_mapping"] if o[1] > o[0]]
+        windows = token_windows(offsets, chunk, overlap)
+        if not windows:
+            return []
+        with lock:
+            outputs = pipe([text[a:b] for a, b in windows], batch_size=8)
+        found = []
+        for (base, _), ents in zip(windows, outputs, strict=True):
+            for e in ents:
+                label = (
+                    str(e.get("entity_group") or e.get("entity", "")).removeprefix("B-").removeprefix("I-")
+                )
+                if label and label != "O":
+                    found.append(
+                        Entity(base + int(e["start"]), base + int(e["end"]), label, float(e["score"]))
+                    )
+        return merge_entities(text, found)
+
+
+@lru_cache(maxsize=4)
+def _pipeline(model: str, device: str) -> tuple[Any, threading.Lock]:
+    transformers = require("transformers", extra="ml", feature=FEATURE)
+    pipe = transformers.pipeline(
+        "token-classification", model=model, tokenizer=model, aggregation_strategy="simple", device=device
+    )
+    return pipe, threading.Lock()
