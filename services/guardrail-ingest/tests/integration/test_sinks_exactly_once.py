@@ -1,0 +1,270 @@
+"""Every accepted event is stored exactly once, against the real stores of the stockade.testing fixtures.
+
+The worker-killed case: a sink worker writes half of a batch and is cancelled before it acknowledges; JetStream
+redelivers the batch after ack_wait to another worker on the same durable consumer, which writes it again. The
+idempotent writes (Mongo unique index, DynamoDB attribute_not_exists, ClickHouse filter + ReplacingMergeTree)
+leave each event stored once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import nats
+import pytest
+import pytest_asyncio
+
+from stockade.contracts import GuardrailEventsReceived
+from stockade.guardrail_ingest.jetstream import ensure_stream, publish_batch
+from stockade.guardrail_ingest.settings import StreamSettings
+from stockade.guardrail_ingest.sinks.base import EventSink, SinkError, WriteOutcome
+from stockade.guardrail_ingest.worker import SinkWorker
+
+pytestmark = [pytest.mark.nats]
+
+STREAM_SETTINGS = StreamSettings(ack_wait_s=1.0, fetch_timeout_s=0.3, retry_delay_s=0.2)
+
+
+@dataclass
+class Store:
+    sink: EventSink
+    ids: Callable[[], Any]  # -> list of stored event_ids (one entry per stored row/document/item)
+
+
+async def _mongo(request: pytest.FixtureRequest, name: str) -> AsyncIterator[Store]:
+    from stockade.guardrail_ingest.sinks.mongodb import MongoSink
+
+    sink = MongoSink(request.getfixturevalue("mongodb_url"), name, timeout_s=5)
+
+    async def ids() -> list[str]:
+        return [d["event_id"] async for d in sink.collection.find({}, {"event_id": 1})]
+
+    yield Store(sink, ids)
+    await sink.collection.drop()
+    await sink.aclose()
+
+
+async def _dynamo(request: pytest.FixtureRequest, name: str) -> AsyncIterator[Store]:
+    from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
+
+    client = request.getfixturevalue("dynamodb_client")
+    mp = request.getfixturevalue("monkeypatch")
+    for var, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}.items():
+        mp.setenv(var, value)
+    sink = DynamoSink(request.getfixturevalue("dynamodb_endpoint"), name, region="us-east-1")
+
+    async def ids() -> list[str]:
+        items = await asyncio.to_thread(client.scan, TableName=name, ProjectionExpression="event_id")
+        return [i["event_id"]["S"] for i in items["Items"]]
+
+    yield Store(sink, ids)
+    await asyncio.to_thread(client.delete_table, TableName=name)
+    await sink.aclose()
+
+
+async def _clickhouse(request: pytest.FixtureRequest, name: str) -> AsyncIterator[Store]:
+    from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
+
+    client = request.getfixturevalue("clickhouse_client")
+    sink = ClickHouseSink(request.getfixturevalue("clickhouse_dsn"), name)
+
+    async def ids() -> list[str]:
+        # No FINAL: physical rows, so a duplicate insert would show even before a merge.
+        rows = await asyncio.to_thread(lambda: client.query(f"SELECT event_id FROM {name}").result_rows)
+        return [r[0] for r in rows]
+
+    yield Store(sink, ids)
+    await asyncio.to_thread(client.command, f"DROP TABLE IF EXISTS {name}")
+    await sink.aclose()
+
+
+FACTORIES = {"mongodb": _mongo, "dynamodb": _dynamo, "clickhouse": _clickhouse}
+
+
+@pytest_asyncio.fixture(
+    params=[
+        pytest.param("clickhouse", marks=pytest.mark.clickhouse),
+        pytest.param("dynamodb", marks=pytest.mark.dynamodb),
+        pytest.param("mongodb", marks=pytest.mark.mongo),
+    ]
+)
+async def store(request: pytest.FixtureRequest, unique_name: Callable[[str], str]) -> AsyncIterator[Store]:
+    async for s in FACTORIES[request.param](request, unique_name("grev")):
+        await s.sink.ensure_schema()
+        yield s
+
+
+@pytest_asyncio.fixture
+async def js(fresh_nats_url: str) -> AsyncIterator[Any]:
+    nc = await nats.connect(fresh_nats_url)
+    js = nc.jetstream()
+    await ensure_stream(js, STREAM_SETTINGS)
+    yield js
+    await nc.close()
+
+
+def _records(n: int, run_id: str = "run-x") -> list[dict[str, Any]]:
+    return [
+        {
+            "event_id": str(uuid.uuid4()),
+            "run_id": run_id,
+            "kind": "tool_authorization",
+            "name": "tool_authorization",
+            "occurred_at": "2026-11-22T12:00:00.123456+00:00",
+            "session_id": "s-1",
+            "action": "block",
+            "payload": {"tool": "payments.transfer", "reason": "denylisted", "score": 0.5},
+            "project_id": "proj-1",
+            "agent_id": "planner",
+            "environment": None,
+            "prompt_name": None,
+            "prompt_version": None,
+            "correlation_id": "job-7",
+            "labels": {"team": "risk"},
+            "received_at": "2026-11-22T12:00:01+00:00",
+        }
+        for _ in range(n)
+    ]
+
+
+async def _publish(js: Any, records: list[dict[str, Any]], batch_id: uuid.UUID | None = None) -> None:
+    message = GuardrailEventsReceived(event_id=batch_id or uuid.uuid4(), db_type="x", events=records)
+    await publish_batch(js, STREAM_SETTINGS, message, timeout_s=5)
+
+
+class HalfThenDie:
+    """Writes the first half of the first batch it gets, then hangs until its worker task is cancelled."""
+
+    def __init__(self, real: EventSink) -> None:
+        self.real, self.kind = real, real.kind
+        self.half_written = asyncio.Event()
+
+    async def ensure_schema(self) -> None:
+        await self.real.ensure_schema()
+
+    async def write(self, records: list[dict[str, Any]]) -> WriteOutcome:
+        await self.real.write(records[: len(records) // 2])
+        self.half_written.set()
+        await asyncio.Event().wait()  # the "process" dies here: no ack is ever sent
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def _until(check: Callable[[], Any], within_s: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + within_s
+    while not await check():
+        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.1)
+
+
+async def _run_worker(worker: SinkWorker) -> asyncio.Task[None]:
+    return asyncio.create_task(worker.run())
+
+
+async def _stop(worker: SinkWorker, task: asyncio.Task[None]) -> None:
+    worker.stop()
+    await asyncio.wait_for(task, timeout=10)
+
+
+async def test_worker_killed_mid_batch_then_redelivery_stores_each_event_once(store: Store, js: Any) -> None:
+    records = _records(6 if store.sink.kind == "mongodb" else 20)
+    await _publish(js, records)
+
+    dying = HalfThenDie(store.sink)
+    first = SinkWorker(js, dying, STREAM_SETTINGS)
+    first_task = await _run_worker(first)
+    await asyncio.wait_for(dying.half_written.wait(), timeout=20)
+    first_task.cancel()
+    await asyncio.gather(first_task, return_exceptions=True)
+    assert len(await store.ids()) == len(records) // 2
+    assert first.stats.batches == 0  # nothing acknowledged
+
+    second = SinkWorker(js, store.sink, STREAM_SETTINGS)
+    second_task = await _run_worker(second)
+
+    async def acked() -> bool:
+        return second.stats.batches == 1
+
+    await _until(acked)
+    await _stop(second, second_task)
+    stored = await store.ids()
+    assert sorted(stored) == sorted(r["event_id"] for r in records)  # all, and none twice
+    assert (second.stats.inserted, second.stats.duplicates) == (
+        len(records) - len(records) // 2,
+        len(records) // 2,
+    )
+
+
+async def test_same_events_in_a_new_batch_are_not_stored_again(store: Store, js: Any) -> None:
+    records = _records(4)
+    await _publish(js, records)
+    await _publish(js, records[1:3] + _records(1))  # a re-sent subset plus one new event, other batch id
+    worker = SinkWorker(js, store.sink, STREAM_SETTINGS)
+    task = await _run_worker(worker)
+
+    async def both() -> bool:
+        return worker.stats.batches == 2
+
+    await _until(both)
+    await _stop(worker, task)
+    assert len(await store.ids()) == 5 and len(set(await store.ids())) == 5
+    assert worker.stats.duplicates == 2
+
+
+class FailsOnce:
+    def __init__(self, real: EventSink) -> None:
+        self.real, self.kind, self.calls = real, real.kind, 0
+
+    async def ensure_schema(self) -> None:
+        await self.real.ensure_schema()
+
+    async def write(self, records: list[dict[str, Any]]) -> WriteOutcome:
+        self.calls += 1
+        if self.calls == 1:
+            raise SinkError("store timed out")
+        return await self.real.write(records)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.clickhouse
+@pytest.mark.parametrize("store", ["clickhouse"], indirect=True)
+async def test_store_error_naks_and_the_batch_is_retried(store: Store, js: Any) -> None:
+    records = _records(3)
+    await _publish(js, records)
+    flaky = FailsOnce(store.sink)
+    worker = SinkWorker(js, flaky, STREAM_SETTINGS)
+    task = await _run_worker(worker)
+
+    async def stored() -> bool:
+        return worker.stats.batches == 1
+
+    await _until(stored)
+    await _stop(worker, task)
+    assert worker.stats.store_errors == 1 and worker.stats.last_error == "store timed out"
+    assert sorted(await store.ids()) == sorted(r["event_id"] for r in records)
+
+
+@pytest.mark.clickhouse
+@pytest.mark.parametrize("store", ["clickhouse"], indirect=True)
+async def test_undecodable_message_is_terminated_not_retried(store: Store, js: Any) -> None:
+    await js.publish(STREAM_SETTINGS.subject, b"not json", stream=STREAM_SETTINGS.stream)
+    records = _records(2)
+    await _publish(js, records)
+    worker = SinkWorker(js, store.sink, STREAM_SETTINGS)
+    task = await _run_worker(worker)
+
+    async def done() -> bool:
+        return worker.stats.batches == 1 and worker.stats.poison == 1
+
+    await _until(done)
+    await asyncio.sleep(1.5)  # past ack_wait: a poison message that was not terminated would come back
+    await _stop(worker, task)
+    assert worker.stats.poison == 1 and len(await store.ids()) == 2
