@@ -1,0 +1,64 @@
+"""The uniform 404 takes the same work as a hit: one SQL statement, one hash, one constant-time comparison.
+
+(Counted, not timed: timing assertions are flaky on shared machines; equal work is what makes timing equal.)
+"""
+
+from sqlalchemy import event
+
+from stockade import identity
+from stockade.identity import keys
+
+PATH = "/prompts/active-prompt-version"
+
+
+async def test_every_path_does_the_same_work(client, world, sessions, monkeypatch):
+    r = await client.post(
+        PATH,
+        headers={"X-API-Key": world.write_key},
+        json={"project_id": world.direct.id, "prompt_name": "p", "content": "c"},
+    )
+    assert r.status_code == 201
+    async with sessions() as s:
+        revoked = await identity.create_api_key(s, world.alice.id, scope="read")
+        await identity.revoke_api_key(s, revoked.id)
+    counts = {"sql": 0, "hash": 0, "compare": 0}
+
+    def on_sql(*_):
+        counts["sql"] += 1
+
+    engine = client.app.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", on_sql)
+    real_hash, real_match = keys.hash_key, keys.hashes_match
+
+    def hash_key(text):
+        counts["hash"] += 1
+        return real_hash(text)
+
+    def hashes_match(a, b):
+        counts["compare"] += 1
+        return real_match(a, b)
+
+    monkeypatch.setattr(keys, "hash_key", hash_key)
+    monkeypatch.setattr(keys, "hashes_match", hashes_match)
+    good = {"api_key": world.write_key, "project_id": world.direct.id, "prompt_name": "p"}
+    cases = {
+        "hit": good,
+        "malformed key": {**good, "api_key": "junk"},
+        "unknown key": {**good, "api_key": keys.generate_key().plaintext},
+        "revoked key": {**good, "api_key": revoked.key},
+        "unknown project": {**good, "project_id": "nope"},
+        "unknown prompt": {**good, "prompt_name": "nope"},
+        "other organisation": {**good, "project_id": world.foreign.id},
+        "no key": {k: v for k, v in good.items() if k != "api_key"},
+    }
+    seen = {}
+    try:
+        for label, params in cases.items():
+            for k in counts:
+                counts[k] = 0
+            r = await client.get(PATH, params=params)
+            assert r.status_code == (200 if label == "hit" else 404), label
+            seen[label] = dict(counts)
+    finally:
+        event.remove(engine, "before_cursor_execute", on_sql)
+    assert all(c == {"sql": 1, "hash": 1, "compare": 1} for c in seen.values()), seen

@@ -1,0 +1,37 @@
+from stockade.identity import Deployment
+from stockade.prompt_api.settings import PromptApiSettings
+
+
+def test_defaults(monkeypatch):
+    monkeypatch.delenv("STOCKADE_DEPLOYMENT", raising=False)
+    monkeypatch.delenv("PROMPT_API_DEPLOYMENT", raising=False)
+    s = PromptApiSettings()
+    assert (
+        s.http.port == 8101
+        and s.deployment is Deployment.ONPREM
+        and s.limits.max_body_bytes == 8 * 1024 * 1024
+    )
+
+
+def test_env_prefix_nested_and_deployment_alias(monkeypatch):
+    monkeypatch.setenv("PROMPT_API_HTTP__PORT", "9999")
+    monkeypatch.setenv("PROMPT_API_LIMITS__MAX_BODY_BYTES", "4096")
+    monkeypatch.setenv("STOCKADE_DEPLOYMENT", "hosted")
+    s = PromptApiSettings()
+    assert s.http.port == 9999 and s.limits.max_body_bytes == 4096 and s.deployment is Deployment.HOSTED
+    monkeypatch.setenv("PROMPT_API_DEPLOYMENT", "onprem")
+    assert PromptApiSettings().deployment is Deployment.ONPREM
+
+
+def test_create_app_connects_to_nothing():
+    from stockade.prompt_api.main import create_app
+
+    app = create_app(PromptApiSettings(db={"url": "postgresql://nobody@127.0.0.1:1/none"}))
+    paths = set(app.openapi()["paths"])
+    assert {
+        "/prompts/active-prompt-version",
+        "/prompts",
+        "/skills",
+        "/skills/index.json",
+        "/skills/active-version",
+    } <= paths
