@@ -43,6 +43,7 @@ from stockade.guardrails.policies import (
     ToolCallTicket,
     args_hash,
 )
+from stockade.guardrails.storage import BackendGuardrailSink, FlushResult, GuardrailsStorageHook
 from stockade.guardrails.system import GuardrailSystem
 from stockade.guardrails.trust import (
     AgentIdentity,
@@ -139,4 +140,11 @@ __all__ += [
     "ToolDefinition",
     "args_hash",
     "build_provider",
+]
+
+# --- storage of run data (stockade.guardrails.storage) ---
+__all__ += [
+    "BackendGuardrailSink",
+    "FlushResult",
+    "GuardrailsStorageHook",
 ]

@@ -20,6 +20,8 @@ from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.events import EventRecorder, NullRecorder
 from stockade.guardrails.policies import Approval, PolicyEngine, ToolCallTicket
+from stockade.guardrails.storage.hook import GuardrailsStorageHook, TeeRecorder
+from stockade.guardrails.storage.result import FlushResult
 from stockade.guardrails.verdict import Verdict
 
 _T = TypeVar("_T")
@@ -46,6 +48,10 @@ class GuardrailSystem:
             cfg = _apply_overrides(cfg, overrides)
         self.config: GuardrailsConfig = cfg
         self.recorder: EventRecorder = recorder if recorder is not None else NullRecorder()
+        # --- Storage lifecycle (spec 3, 6): with guardrails.storage.enabled every event also goes to the hook.
+        self.storage = GuardrailsStorageHook(cfg.guardrails.storage)
+        if self.storage.enabled:
+            self.recorder = self.storage if recorder is None else TeeRecorder(recorder, self.storage)
         self._slots: list[CheckSlot] = build_enabled(cfg.guardrails.checks)
 
         # --- Agent hooks (spec 1: tool authorization, rate limiting): see the ``policies`` property -------
@@ -94,6 +100,26 @@ class GuardrailSystem:
         return await self.policies.tool_call_finished(
             ticket, duration_seconds=duration_seconds, run_id=run_id
         )
+
+    # --- storage lifecycle (delegated to stockade.guardrails.storage.GuardrailsStorageHook) --------------------
+    def link_arms(self, project_id: str | None = None, **links: Any) -> Any:
+        """Process-wide platform links (project, agent, environment, prompt); see GuardrailsStorageHook."""
+        return self.storage.link_arms(project_id, **links)
+
+    def link_run_context(self, **links: Any) -> Any:
+        """Links of the current (or next) run: correlation_id, labels, or any link_arms() field."""
+        return self.storage.link_run_context(**links)
+
+    def begin_run(self, run_id: str | None = None, **kwargs: Any) -> str:
+        """Open a run; its events are buffered in memory until end_run() (storage enabled)."""
+        return self.storage.begin_run(run_id, **kwargs)
+
+    async def end_run(self, run_id: str | None = None) -> FlushResult:
+        """Close the run and flush its events to the platform backend; failures come back as a value."""
+        return await self.storage.end_run(run_id)
+
+    def end_run_sync(self, run_id: str | None = None) -> FlushResult:
+        return _run_sync(self.end_run(run_id), "end_run")
 
     # --- checks ----------------------------------------------------------------------------------------------
     @property

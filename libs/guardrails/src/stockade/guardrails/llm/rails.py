@@ -36,6 +36,8 @@ from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError,
 from stockade.guardrails.llm.result import GenerationResult
 from stockade.guardrails.llm.stream import RailsStream
 from stockade.guardrails.policies.engine import PolicyEngine
+from stockade.guardrails.storage.hook import GuardrailsStorageHook
+from stockade.guardrails.storage.result import FlushResult
 from stockade.guardrails.verdict import Action, Verdict
 
 
@@ -104,6 +106,25 @@ class LLMRails:
             if name in (m.name, m.model):
                 return m
         raise ConfigError(f"models: no model named {name!r}")
+
+    # -- storage lifecycle (spec 3): wired automatically by GuardrailSystem when guardrails.storage.enabled ----
+    @property
+    def storage(self) -> GuardrailsStorageHook | None:
+        """The system's storage hook (None for a custom ContentRails without one)."""
+        hook = getattr(self.system, "storage", None)
+        return hook if isinstance(hook, GuardrailsStorageHook) else None
+
+    def begin_run(self, run_id: str | None = None, **kwargs: Any) -> str:
+        """Open a storage run (see GuardrailSystem.begin_run); generate() events land in it."""
+        if self.storage is None:
+            raise GuardrailError("this LLMRails' system has no storage hook")
+        return self.storage.begin_run(run_id, **kwargs)
+
+    async def end_run(self, run_id: str | None = None) -> FlushResult:
+        """Close the run and flush its events (see GuardrailSystem.end_run)."""
+        if self.storage is None:
+            raise GuardrailError("this LLMRails' system has no storage hook")
+        return await self.storage.end_run(run_id)
 
     @property
     def recorder(self) -> EventRecorder:
