@@ -49,9 +49,11 @@ async def read_json(request: Request, max_bytes: int) -> Any:
     if not raw.strip():
         invalid("the body is empty: send a JSON object")
     try:
-        return json.loads(raw, parse_constant=_no_constants)
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         invalid("the body is not UTF-8")
+    try:
+        return json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         invalid(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
 
