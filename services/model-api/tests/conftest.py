@@ -101,3 +101,15 @@ async def served(postgres_database, nats_url, unused_tcp_port, unique_name) -> A
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, timeout=30)
+
+
+@pytest.fixture
+def login():
+    """``await login(client, email, password=PASSWORD)``: post the sign-in form."""
+    return sign_in
+
+
+@pytest.fixture
+def settings_for():
+    """``settings_for(db_url, nats_url, port=0)``: test settings (3 failed sign-ins per e-mail allowed)."""
+    return make_settings
