@@ -136,4 +136,4 @@ async def test_503_when_jetstream_cannot_take_the_batch(fresh_nats_url, kit):
         await nc.close()
         reply = await client.post("/api/v1/guardrails/clickhouse", json=kit.batch_body(2))
     assert reply.status_code == 503, reply.text
-    assert json.loads(reply.text)["error"]["code"] == "unavailable"
+    assert json.loads(reply.text)["error"]["code"] == "unavailable" and reply.headers["retry-after"] == "1"

@@ -79,7 +79,9 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
     try:
         accepted = await ingest.accept(batch)
     except QueueUnavailableError as exc:
-        return error_response(503, "unavailable", f"event queue unavailable, retry later ({exc})")
+        unavailable = error_response(503, "unavailable", f"event queue unavailable, retry later ({exc})")
+        unavailable.headers["Retry-After"] = "1"
+        return unavailable
     return JSONResponse(accepted.model_dump(), status_code=202)
 
 

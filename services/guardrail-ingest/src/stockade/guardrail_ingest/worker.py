@@ -70,8 +70,18 @@ class SinkWorker:
 
     async def run(self) -> None:
         await self._ensure_schema()
-        if self._stop.is_set():
-            return
+        while not self._stop.is_set():
+            try:
+                await self._consume()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # NATS reconnecting, JetStream not ready: unacked batches come back
+                self.stats.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("sink worker: %s; resubscribing in 1s", self.stats.last_error)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=1.0)
+
+    async def _consume(self) -> None:
         sub = await self.js.pull_subscribe(
             self.settings.subject,
             durable=self.settings.durable,

@@ -111,6 +111,7 @@ class BackendGuardrailSink:
     ) -> dict[str, Any]:
         attempt = 0
         while True:
+            retry_after: float | None = None
             try:
                 response = await client.request(method, path, json=json)
             except httpx.TransportError:
@@ -124,18 +125,30 @@ class BackendGuardrailSink:
                     raise _StoreChanged(_error_text(response))
                 if response.status_code not in _RETRY_STATUSES:
                     raise _Permanent(f"{method} {path}: {response.status_code} {_error_text(response)}")
+                retry_after = _retry_after(response)
                 if attempt >= self.config.max_retries:
                     raise httpx.HTTPStatusError(
                         f"{method} {path}: {response.status_code} {_error_text(response)}",
                         request=response.request,
                         response=response,
                     )
-            await asyncio.sleep(self._delay(attempt))
+            await asyncio.sleep(self._delay(attempt, retry_after))
             attempt += 1
 
-    def _delay(self, attempt: int) -> float:
+    def _delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Exponential backoff with jitter (not cryptography); a server's Retry-After wins, capped."""
+        if retry_after is not None:
+            return min(self.config.backoff_max_s, retry_after)
         base = min(self.config.backoff_max_s, self.config.backoff_initial_s * (2**attempt))
         return float(base * (0.5 + random.random() / 2))
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after", "")
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # absent, or an HTTP date (not worth parsing for a sub-minute backoff)
 
 
 def _error_text(response: httpx.Response) -> str:
