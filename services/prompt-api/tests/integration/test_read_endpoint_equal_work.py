@@ -26,7 +26,7 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
     def on_sql(*_):
         counts["sql"] += 1
 
-    engine = client.app.state.engine.sync_engine
+    engine = client.app.state.read_engine.sync_engine
     event.listen(engine, "before_cursor_execute", on_sql)
     real_hash, real_match = keys.hash_key, keys.hashes_match
 

@@ -39,7 +39,7 @@ def create_engine(settings: DatabaseSettings | str) -> AsyncEngine:
             Path(database).parent.mkdir(parents=True, exist_ok=True)
         kwargs["connect_args"] = {"timeout": 30}
     else:
-        kwargs.update(pool_size=cfg.pool_size, max_overflow=cfg.max_overflow, pool_pre_ping=True)
+        kwargs.update(pool_size=cfg.pool_size, max_overflow=cfg.max_overflow, pool_pre_ping=cfg.pool_pre_ping)
     engine = create_async_engine(url, **kwargs)
     if is_sqlite(url):
         _sqlite_pragmas(engine)

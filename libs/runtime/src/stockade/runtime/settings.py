@@ -38,6 +38,10 @@ class DatabaseSettings(BaseModel):
     )
     echo: bool = Field(default=False, description="Log SQL statements (never enable in production).")
     pool_size: int = Field(default=5, ge=1, description="PostgreSQL connection pool size.")
+    pool_pre_ping: bool = Field(
+        default=True,
+        description="Test each pooled PostgreSQL connection with a round trip before use (stale-safe, slower).",
+    )
     max_overflow: int = Field(default=5, ge=0, description="Extra PostgreSQL connections under load.")
 
 

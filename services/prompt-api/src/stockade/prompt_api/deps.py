@@ -1,4 +1,8 @@
-"""Typed dependencies: settings, database sessions, and the key principal (401/403 before anything else)."""
+"""Typed dependencies: settings, database sessions, and the key principal (401/403 before anything else).
+
+All are ``async def``: FastAPI runs a plain ``def`` dependency in a worker thread, which costs a thread hop per
+request.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from stockade.identity import KeyPrincipal, authenticate, can_write
 from stockade.prompt_api.outbox import OutboxRelay
@@ -16,12 +20,12 @@ API_KEY_HEADER = "X-API-Key"
 API_KEY_QUERY = "api_key"
 
 
-def get_settings(request: Request) -> PromptApiSettings:
+async def get_settings(request: Request) -> PromptApiSettings:
     settings: PromptApiSettings = request.app.state.settings
     return settings
 
 
-def get_sessions(request: Request) -> async_sessionmaker[AsyncSession]:
+async def get_sessions(request: Request) -> async_sessionmaker[AsyncSession]:
     sessions: async_sessionmaker[AsyncSession] = request.app.state.sessions
     return sessions
 
@@ -33,7 +37,13 @@ async def get_session(
         yield session
 
 
-def get_relay(request: Request) -> OutboxRelay | None:
+async def get_read_engine(request: Request) -> AsyncEngine:
+    """The autocommit, no-pre-ping engine of the hot read path."""
+    engine: AsyncEngine = request.app.state.read_engine
+    return engine
+
+
+async def get_relay(request: Request) -> OutboxRelay | None:
     relay: OutboxRelay | None = request.app.state.relay
     return relay
 
@@ -41,6 +51,7 @@ def get_relay(request: Request) -> OutboxRelay | None:
 SettingsDep = Annotated[PromptApiSettings, Depends(get_settings)]
 SessionsDep = Annotated[async_sessionmaker[AsyncSession], Depends(get_sessions)]
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
+ReadEngineDep = Annotated[AsyncEngine, Depends(get_read_engine)]
 RelayDep = Annotated[OutboxRelay | None, Depends(get_relay)]
 
 

@@ -49,12 +49,17 @@ def create_app(settings: PromptApiSettings | None = None, *, configure_logs: boo
         sessions = session_factory(engine)
         relay = OutboxRelay(sessions, settings.nats, settings.outbox, settings.service_name)
         app.state.engine, app.state.sessions, app.state.relay = engine, sessions, relay
+        # The hot read path has its own pool: one statement needs no transaction (autocommit saves the BEGIN
+        # and ROLLBACK round trips) and no pre-ping round trip (a dropped connection is retried once instead).
+        read_engine = create_engine(settings.db.model_copy(update={"pool_pre_ping": False}))
+        app.state.read_engine = read_engine.execution_options(isolation_level="AUTOCOMMIT")
         if settings.outbox.enabled:
             relay.start()
         try:
             yield
         finally:
             await relay.stop()
+            await read_engine.dispose()
             await engine.dispose()
 
     app = FastAPI(title="Stockade prompt-api", version="1", lifespan=lifespan)

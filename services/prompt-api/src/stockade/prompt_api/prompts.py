@@ -6,8 +6,9 @@ import hashlib
 import json
 from typing import Any
 
-from sqlalchemy import and_, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy import and_, bindparam, select
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from stockade.contracts import PromptPublished
 from stockade.identity import KeyPrincipal, can_list, can_publish, keys, project_access
@@ -45,36 +46,75 @@ def _public(project_id: str, name: str, v: PromptVersion) -> PromptVersionPublic
     )
 
 
+# One statement, built once: key, organisation membership, project, prompt and active version in one round trip.
+_READ_ACTIVE = (
+    select(
+        PromptVersion.version,
+        PromptVersion.content,
+        PromptVersion.config,
+        PromptVersion.sha256,
+        PromptVersion.commit_message,
+        PromptVersion.published_at,
+        PromptVersion.published_by,
+        ApiKey.key_hash,
+        ApiKey.revoked_at,
+        OrganisationMember.user_id.label("member"),
+    )
+    .select_from(Project)
+    .join(Prompt, and_(Prompt.project_id == Project.id, Prompt.name == bindparam("prompt_name")))
+    .join(
+        PromptVersion,
+        and_(PromptVersion.prompt_id == Prompt.id, PromptVersion.version == Prompt.active_version),
+    )
+    .outerjoin(ApiKey, ApiKey.id == bindparam("key_id"))
+    .outerjoin(
+        OrganisationMember,
+        and_(
+            OrganisationMember.organisation_id == Project.organisation_id,
+            OrganisationMember.user_id == ApiKey.owner_id,
+        ),
+    )
+    .where(Project.id == bindparam("project_id"))
+)
+
+
 async def read_active(
-    session: AsyncSession, api_key: str | None, project_id: str | None, prompt_name: str | None
+    conn: AsyncConnection, api_key: str | None, project_id: str | None, prompt_name: str | None
 ) -> PromptVersionPublic | None:
     """The uniform read: None for every failure, after the same work (one hash, one query, one comparison)."""
     key_id = keys.key_id_of(api_key) or keys.PLACEHOLDER_ID
     computed = keys.hash_key(api_key or "")
-    query = (
-        select(PromptVersion, ApiKey.key_hash, ApiKey.revoked_at, OrganisationMember.user_id)
-        .select_from(Project)
-        .join(Prompt, and_(Prompt.project_id == Project.id, Prompt.name == (prompt_name or "")))
-        .join(
-            PromptVersion,
-            and_(PromptVersion.prompt_id == Prompt.id, PromptVersion.version == Prompt.active_version),
-        )
-        .outerjoin(ApiKey, ApiKey.id == key_id)
-        .outerjoin(
-            OrganisationMember,
-            and_(
-                OrganisationMember.organisation_id == Project.organisation_id,
-                OrganisationMember.user_id == ApiKey.owner_id,
-            ),
-        )
-        .where(Project.id == (project_id or ""))
-    )
-    row = (await session.execute(query)).one_or_none()
+    params = {"key_id": key_id, "project_id": project_id or "", "prompt_name": prompt_name or ""}
+    row = (await conn.execute(_READ_ACTIVE, params)).one_or_none()
     stored = row.key_hash if row is not None and row.key_hash is not None else _DUMMY_HASH
     matches = keys.hashes_match(stored, computed)
-    if row is None or not matches or row.revoked_at is not None or row.user_id is None:
+    if row is None or not matches or row.revoked_at is not None or row.member is None:
         return None
-    return _public(project_id or "", prompt_name or "", row[0])
+    return PromptVersionPublic(
+        project_id=project_id or "",
+        prompt_name=prompt_name or "",
+        version=row.version,
+        content=row.content,
+        config=row.config,
+        sha256=row.sha256,
+        commit_message=row.commit_message,
+        published_at=row.published_at,
+        published_by=row.published_by,
+    )
+
+
+async def read_active_once(
+    engine: AsyncEngine, api_key: str | None, project_id: str | None, prompt_name: str | None
+) -> PromptVersionPublic | None:
+    """``read_active`` on a pooled connection; a connection dropped by the server is retried once."""
+    for attempt in (1, 2):
+        try:
+            async with engine.connect() as conn:
+                return await read_active(conn, api_key, project_id, prompt_name)
+        except DBAPIError as exc:
+            if attempt == 2 or not exc.connection_invalidated:
+                raise
+    raise AssertionError("unreachable")
 
 
 async def list_prompts(

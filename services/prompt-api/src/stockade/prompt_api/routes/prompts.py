@@ -8,7 +8,15 @@ from fastapi.responses import JSONResponse
 from stockade.prompt_api import prompts
 from stockade.prompt_api.body import parse_body
 from stockade.prompt_api.conditional import not_modified, response_304
-from stockade.prompt_api.deps import ReaderDep, RelayDep, SessionDep, SessionsDep, SettingsDep, WriterDep
+from stockade.prompt_api.deps import (
+    ReadEngineDep,
+    ReaderDep,
+    RelayDep,
+    SessionDep,
+    SessionsDep,
+    SettingsDep,
+    WriterDep,
+)
 from stockade.prompt_api.schemas import PromptPublish, PromptRollback, PromptSummary, PromptVersionPublic
 
 router = APIRouter(prefix="/prompts", tags=["prompts"])
@@ -20,12 +28,12 @@ UNIFORM_404 = b'{"error":{"code":"not_found","message":"not found"}}'
 @router.get("/active-prompt-version", response_model=PromptVersionPublic)
 async def read_active_prompt_version(
     request: Request,
-    session: SessionDep,
+    engine: ReadEngineDep,
     api_key: str | None = None,
     project_id: str | None = None,
     prompt_name: str | None = None,
 ) -> Response:
-    found = await prompts.read_active(session, api_key, project_id, prompt_name)
+    found = await prompts.read_active_once(engine, api_key, project_id, prompt_name)
     if found is None:
         return Response(content=UNIFORM_404, status_code=404, media_type="application/json")
     tag = prompts.etag(found.version, found.sha256)
