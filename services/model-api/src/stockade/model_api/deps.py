@@ -66,22 +66,24 @@ DbDep = Annotated[AsyncSession, Depends(get_db)]
 PublisherDep = Annotated[EventPublisher, Depends(get_publisher)]
 
 
-def request_origin(request: Request) -> str:
-    return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}".lower()
+def _host_of(origin: str) -> str:
+    return urlsplit(origin).netloc.lower()
 
 
 def check_same_origin(request: Request, settings: ModelApiSettings) -> None:
-    """Refuse a state-changing request whose Origin (or Referer) names another origin."""
+    """Refuse a state-changing request whose Origin (or Referer) names another host.
+
+    The host is compared, not the scheme, so a TLS-terminating proxy in front (https outside, http inside)
+    does not break the console; ``session.trusted_origins`` adds further allowed origins.
+    """
     if request.method in SAFE_METHODS:
         return
-    claimed = request.headers.get("origin")
-    if claimed is None and request.headers.get("referer"):
-        parts = urlsplit(request.headers["referer"])
-        claimed = f"{parts.scheme}://{parts.netloc}"
+    claimed = request.headers.get("origin") or request.headers.get("referer")
     if claimed is None:
         return  # not a browser (browsers send Origin on every cross-site POST and DELETE)
-    allowed = {request_origin(request), *(o.rstrip("/").lower() for o in settings.session.trusted_origins)}
-    if claimed.lower() not in allowed:
+    host = request.headers.get("host", request.url.netloc).lower()
+    allowed = {host, *(_host_of(o) for o in settings.session.trusted_origins)}
+    if claimed == "null" or _host_of(claimed) not in allowed:
         raise CsrfFailed(f"cross-site request from {claimed} refused")
 
 
