@@ -93,7 +93,7 @@ def _binary_version(part: str, path: str | None, args: list[str], note: str) -> 
     if not path:
         return Probe(part, "not found", False, note=note)
     try:
-        out = subprocess.run([path, *args], capture_output=True, text=True, timeout=10, check=False)  # noqa: S603
+        out = subprocess.run([path, *args], capture_output=True, text=True, timeout=10, check=False)
         return Probe(part, path, True, (out.stdout or out.stderr).strip().splitlines()[0][:80])
     except (OSError, subprocess.TimeoutExpired, IndexError) as exc:
         return Probe(part, path, False, note=str(exc))

@@ -58,7 +58,7 @@ def spawn(name: str, argv: Sequence[str], *, env: dict[str, str], log_dir: Path,
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{name}.log"
     with log_path.open("ab") as log_file:
-        proc = subprocess.Popen(  # noqa: S603 - argv built by us
+        proc = subprocess.Popen(
             list(argv),
             stdout=log_file,
             stderr=subprocess.STDOUT,
