@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
@@ -94,37 +95,50 @@ class SinkWorker:
                     msgs = await sub.fetch(self.settings.fetch_batch, timeout=self.settings.fetch_timeout_s)
                 except (NatsTimeoutError, TimeoutError):
                     continue
-                for msg in msgs:
-                    await self.handle(msg)
+                await self.handle_many(msgs)
         finally:
             with contextlib.suppress(Exception):  # unsubscribe before drain, or drain hangs (ENVIRONMENT.md)
                 await sub.unsubscribe()
 
     async def handle(self, msg: Msg) -> None:
-        try:
-            batch = GuardrailEventsReceived.model_validate_json(msg.data)
-        except ValidationError as exc:
-            self.stats.poison += 1
-            log.error("dropping undecodable guardrail batch (seq %s): %s", _seq(msg), exc)
-            await msg.term()
+        await self.handle_many([msg])
+
+    async def handle_many(self, msgs: list[Msg]) -> None:
+        """Store the batches of one fetch with one write (fewer, larger inserts), then ack each of them."""
+        decoded: list[tuple[Msg, GuardrailEventsReceived]] = []
+        for msg in msgs:
+            try:
+                decoded.append((msg, GuardrailEventsReceived.model_validate_json(msg.data)))
+            except ValidationError as exc:
+                self.stats.poison += 1
+                log.error("dropping undecodable guardrail batch (seq %s): %s", _seq(msg), exc)
+                await msg.term()
+        if not decoded:
             return
+        records: dict[str, dict[str, Any]] = {}  # one write per event_id even when batches overlap
+        for _, batch in decoded:
+            for record in batch.events:
+                records.setdefault(str(record.get("event_id")), record)
+        overlap = sum(len(batch.events) for _, batch in decoded) - len(records)
         try:
-            outcome = await self.sink.write(batch.events)
+            outcome = await self.sink.write(list(records.values()))
         except SinkError as exc:
             self.stats.store_errors += 1
             self.stats.last_error = str(exc)
             log.warning(
-                "store failed for batch %s, redelivering in %ss: %s",
-                batch.event_id,
+                "store failed for %d batch(es), redelivering in %ss: %s",
+                len(decoded),
                 self.settings.retry_delay_s,
                 exc,
             )
-            await msg.nak(delay=self.settings.retry_delay_s)
+            for msg, _ in decoded:
+                await msg.nak(delay=self.settings.retry_delay_s)
             return
-        await msg.ack_sync()
-        self.stats.batches += 1
+        for msg, _ in decoded:
+            await msg.ack_sync()
+        self.stats.batches += len(decoded)
         self.stats.inserted += outcome.inserted
-        self.stats.duplicates += outcome.duplicates
+        self.stats.duplicates += outcome.duplicates + overlap
 
     async def _ensure_schema(self) -> None:
         """Retry until the store answers: the HTTP side keeps accepting meanwhile (JetStream holds batches)."""
