@@ -212,3 +212,20 @@ def test_bad_config_fails_fast() -> None:
         StorageConfig(backend_url="ingest:8103")
     with pytest.raises(ValueError):
         GuardrailsStorageHook(environ={}).begin_run("bad id with spaces")
+
+
+async def test_callers_recorder_and_storage_both_get_every_event(backend) -> None:
+    recorder = InMemoryRecorder()
+    system = GuardrailSystem(
+        storage={"enabled": True, "backend_url": backend.url, **FAST},
+        recorder=recorder,
+        policies={"tools": {"deny": ["shell.exec"]}},
+        **NO_BUILTIN_CHECKS,
+    )
+    system.link_arms("proj-tee")
+    run_id = system.begin_run("run-tee")
+    assert not system.before_tool_call("shell.exec", session_id="s").passed
+    result = await system.end_run()
+    assert result.ok and result.sent == len(recorder.events) >= 1
+    assert {e["event_id"] for e in backend.posts[0]["events"]} == {e.event_id for e in recorder.events}
+    assert backend.posts[0]["run"]["run_id"] == run_id and backend.posts[0]["run"]["project_id"] == "proj-tee"
