@@ -130,3 +130,24 @@ async def test_publish_succeeds_during_a_nats_outage_and_the_event_follows(app_f
         finally:
             proc.terminate()
             await asyncio.wait_for(proc.wait(), timeout=10)
+
+
+async def test_sent_events_are_pruned_after_the_retention_unsent_never(
+    app_factory, world, sessions, nats_url
+):
+    client = await app_factory(
+        nats_url=nats_url, outbox=OutboxSettings(enabled=True, interval_s=0.2, retain_sent_s=0)
+    )
+    r = await client.post(
+        PUBLISH,
+        headers={"X-API-Key": world.write_key},
+        json={"project_id": world.direct.id, "prompt_name": "prune", "content": "a"},
+    )
+    assert r.status_code == 201
+    for _ in range(150):
+        async with sessions() as s:
+            left = (await s.execute(select(OutboxEvent))).scalars().all()
+        if not left:
+            break
+        await asyncio.sleep(0.1)
+    assert left == []

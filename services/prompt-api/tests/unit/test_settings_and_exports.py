@@ -35,3 +35,14 @@ def test_create_app_connects_to_nothing():
         "/skills/index.json",
         "/skills/active-version",
     } <= paths
+
+
+def test_public_api_matches_all():
+    import inspect
+
+    import stockade.prompt_api as api
+
+    public = {n for n in dir(api) if not n.startswith("_") and not inspect.ismodule(getattr(api, n))}
+    assert public == set(api.__all__)
+    for err in (api.Forbidden, api.NotFound, api.InvalidContent, api.InvalidPath, api.BodyTooLarge):
+        assert issubclass(err, api.PromptApiError)

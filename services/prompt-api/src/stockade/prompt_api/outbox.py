@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from datetime import timedelta
 from typing import Any
 
 from nats.aio.client import Client as NatsClient
 from nats.js.errors import NotFoundError as StreamNotFound
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.contracts import EventEnvelope
@@ -80,6 +81,7 @@ class OutboxRelay:
         while True:
             try:
                 await self.flush()
+                await self.prune()
             except Exception as exc:  # NATS or the database is down: keep the rows, retry later
                 log.warning("outbox relay: events not sent yet (%s: %s)", type(exc).__name__, exc)
             with contextlib.suppress(TimeoutError):
@@ -137,6 +139,16 @@ class OutboxRelay:
                     raise
                 await self._mark_sent(event_id)
                 sent += 1
+
+    async def prune(self) -> int:
+        """Delete events sent longer than ``retain_sent_s`` ago; unsent events are never deleted."""
+        cutoff = utcnow() - timedelta(seconds=self._settings.retain_sent_s)
+        async with self._sessions() as session:
+            result = await session.execute(
+                delete(OutboxEvent).where(OutboxEvent.sent_at.is_not(None), OutboxEvent.sent_at <= cutoff)
+            )
+            await session.commit()
+        return int(getattr(result, "rowcount", 0) or 0)
 
     async def _mark_sent(self, event_id: str) -> None:
         async with self._sessions() as session:

@@ -28,6 +28,9 @@ class OutboxSettings(BaseModel):
     enabled: bool = Field(default=True, description="Run the relay in this process.")
     interval_s: float = Field(default=2.0, gt=0, description="Retry interval while NATS is unreachable.")
     batch_size: int = Field(default=100, ge=1, description="Events sent per relay round.")
+    retain_sent_s: float = Field(
+        default=7 * 24 * 3600, ge=0, description="How long sent events stay in the outbox table (for audits)."
+    )
 
 
 class PromptApiSettings(ServiceSettings):
