@@ -1,0 +1,54 @@
+"""guardrail-ingest runs as NATS user ``guardrail-ingest`` of deploy/nats/nats-server.conf (the real file, with
+the test substitutions of tests/deploy/test_nats_permissions.py): stream creation, publish, durable pull
+consumer, ack all fit its permissions, and a POSTed batch is stored."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from stockade.guardrail_ingest.settings import SinkSettings
+from stockade.testing.ports import free_port
+
+pytestmark = [pytest.mark.nats, pytest.mark.clickhouse]
+
+CONFIG = Path(__file__).resolve().parents[4] / "deploy" / "nats" / "nats-server.conf"
+NO_AGENTS = "users: []"
+
+
+async def test_service_works_with_its_least_privilege_nats_user(
+    nats_server_factory: Any,
+    clickhouse_dsn: str,
+    unique_name: Callable[[str], str],
+    kit: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = CONFIG.read_text()
+    text = text.replace("include agents.conf", NO_AGENTS).replace("store_dir: /data/jetstream", "")
+    text = text.replace("http: 0.0.0.0:8222", f"http: 127.0.0.1:{free_port()}")
+    password = secrets.token_urlsafe(16)
+    for user in ("PROMPT_API", "MODEL_API", "GUARDRAIL_INGEST", "TRUST_BROKER"):
+        monkeypatch.setenv(f"NATS_{user}_PASSWORD", password)
+    server = nats_server_factory(text)
+
+    settings = kit.settings(
+        server.url, SinkSettings(kind="clickhouse", url=clickhouse_dsn, table=unique_name("perm")), workers=1
+    )
+    settings.nats.user, settings.nats.password = "guardrail-ingest", SecretStr(password)
+    body = kit.batch_body(4)
+    async with kit.served(settings) as base, httpx.AsyncClient(base_url=base) as client:
+        reply = await client.post("/api/v1/guardrails/clickhouse", json=body)
+        assert reply.status_code == 202, reply.text
+
+        async def stored() -> dict[str, Any] | None:
+            status = (await client.get("/api/v1/status")).json()
+            return status if status["inserted"] == 4 else None
+
+        status = await kit.wait_for(stored, within_s=20)
+    assert status and status["last_error"] is None and status["store_errors"] == 0
