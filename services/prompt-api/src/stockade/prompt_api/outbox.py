@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -58,6 +59,8 @@ class OutboxRelay:
         self._task: asyncio.Task[None] | None = None
         self._streams_ready: set[str] = set()
         self.nc: NatsClient | None = None
+        self._failing_since: float | None = None  # warn once per 30 s while failing, not every round
+        self._last_warning = 0.0
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="outbox-relay")
@@ -82,8 +85,19 @@ class OutboxRelay:
             try:
                 await self.flush()
                 await self.prune()
+                if self._failing_since is not None:
+                    log.info(
+                        "outbox relay: delivering again after %.0f s", time.monotonic() - self._failing_since
+                    )
+                    self._failing_since = None
             except Exception as exc:  # NATS or the database is down: keep the rows, retry later
-                log.warning("outbox relay: events not sent yet (%s: %s)", type(exc).__name__, exc)
+                now = time.monotonic()
+                if self._failing_since is None or now - self._last_warning >= 30.0:
+                    log.warning(
+                        "outbox relay: events not sent yet, retrying (%s: %s)", type(exc).__name__, exc
+                    )
+                    self._last_warning = now
+                self._failing_since = self._failing_since or now
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self._settings.interval_s)
             self._wake.clear()
