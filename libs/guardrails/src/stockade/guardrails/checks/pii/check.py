@@ -72,8 +72,8 @@ class PiiCheck:
         results = analyzer.analyze(
             text, language=cfg.language, entities=cfg.entities, score_threshold=self._min_threshold
         )
-        kept = _resolve_overlaps([r for r in results if r.score >= cfg.policy(r.entity_type).threshold])
-        return [self._finding(text, r) for r in kept]
+        findings = [self._finding(text, r) for r in results if r.score >= cfg.policy(r.entity_type).threshold]
+        return drop_contained(findings)
 
     def _finding(self, text: str, result: Any) -> Finding:
         policy = self.config.policy(result.entity_type).action
@@ -104,14 +104,21 @@ class PiiCheck:
         return str(ops["mask"].operate(value, {"new_value": f"<{entity}>"}))
 
 
-def _resolve_overlaps(results: list[Any]) -> list[Any]:
-    """Keep the highest-scoring (then longest) entity where spans overlap."""
-    ordered = sorted(results, key=lambda r: (-r.score, -(r.end - r.start), r.start))
-    kept: list[Any] = []
-    for r in ordered:
-        if all(r.end <= k.start or r.start >= k.end for k in kept):
-            kept.append(r)
-    return sorted(kept, key=lambda r: r.start)
+def drop_contained(findings: list[Finding]) -> list[Finding]:
+    """Drop a finding lying inside another whose action is at least as strong (it adds nothing to masking or
+    blocking). Partly overlapping findings are all kept; masking merges their spans."""
+    ordered = sorted(findings, key=lambda f: (-((f.end or 0) - (f.start or 0)), -f.action.severity, -f.score))
+    kept: list[Finding] = []
+    for f in ordered:
+        if any(
+            (k.start or 0) <= (f.start or 0)
+            and (f.end or 0) <= (k.end or 0)
+            and k.action.severity >= f.action.severity
+            for k in kept
+        ):
+            continue
+        kept.append(f)
+    return sorted(kept, key=lambda f: (f.start or 0, f.end or 0))
 
 
 def build(config: ContentChecksConfig) -> PiiCheck:

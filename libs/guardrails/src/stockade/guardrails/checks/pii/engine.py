@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from stockade.guardrails.checks.pii.location_recognizers import location_recognizers
+from stockade.guardrails.checks.pii.person_recognizers import person_recognizers
 from stockade.guardrails.checks.pii.phi_recognizers import phi_recognizers
 from stockade.guardrails.extras import require
 
@@ -50,7 +52,11 @@ class SharedAnalyzer:
 
 @lru_cache(maxsize=8)
 def shared_analyzer(
-    spacy_model: str, language: str, with_phi: bool, offline_suffix_list: bool = True
+    spacy_model: str,
+    language: str,
+    with_phi: bool,
+    offline_suffix_list: bool = True,
+    with_locations: bool = True,
 ) -> SharedAnalyzer:
     # The e-mail recognizer's tldextract fetches the suffix list; give it a writable cache (it falls back offline).
     os.environ.setdefault("TLDEXTRACT_CACHE", str(Path(tempfile.gettempdir()) / "stockade-tldextract"))
@@ -70,6 +76,9 @@ def shared_analyzer(
     registry.load_predefined_recognizers(languages=[language], nlp_engine=nlp_engine)
     if with_phi:
         for recognizer in phi_recognizers(language):
+            registry.add_recognizer(recognizer)
+    if with_locations:
+        for recognizer in [*location_recognizers(language), *person_recognizers(language)]:
             registry.add_recognizer(recognizer)
     engine = presidio.AnalyzerEngine(nlp_engine=nlp_engine, registry=registry, supported_languages=[language])
     return SharedAnalyzer(engine)
