@@ -229,3 +229,23 @@ async def test_callers_recorder_and_storage_both_get_every_event(backend) -> Non
     assert result.ok and result.sent == len(recorder.events) >= 1
     assert {e["event_id"] for e in backend.posts[0]["events"]} == {e.event_id for e in recorder.events}
     assert backend.posts[0]["run"]["run_id"] == run_id and backend.posts[0]["run"]["project_id"] == "proj-tee"
+
+
+async def test_checkpoint_sends_so_far_and_keeps_the_run_open(backend, dead_url) -> None:
+    hook = _hook(backend.url, max_buffer=4)
+    run_id = hook.begin_run()
+    for _ in range(4):
+        hook.record(_event("early"))
+    first = await hook.checkpoint()
+    assert first.ok and first.sent == 4 and hook.buffered() == [] and run_id in hook.open_runs()
+    for _ in range(3):  # room again: the buffer bound applies to what is not sent yet
+        hook.record(_event("late"))
+
+    hook.sink.config = hook.config.model_copy(update={"backend_url": dead_url, "max_retries": 0})
+    failed = await hook.checkpoint()
+    assert failed.status is FlushStatus.FAILED and failed.pending == 3 and len(hook.buffered()) == 3
+
+    hook.sink.config = hook.config
+    final = await hook.end_run()
+    assert final.ok and final.sent == 3 and final.dropped == 0
+    assert sorted(e["name"] for e in backend.stored.values()) == ["early"] * 4 + ["late"] * 3

@@ -175,6 +175,39 @@ class GuardrailsStorageHook:
             self._current.set(None)
         return await self._flush(run)
 
+    async def checkpoint(self, run_id: str | None = None) -> FlushResult:
+        """Send what an open run buffered so far and keep the run open (long runs, or before max_buffer).
+
+        Sent events leave the buffer; on failure they stay and go out with the next checkpoint or end_run().
+        """
+        rid = run_id or self._current.get() or ""
+        with self._lock:
+            run = self._open.get(rid)
+            if run is None:
+                raise ValueError(f"no open run {rid!r}" if rid else "no run is open: call begin_run()")
+            snapshot = list(run.events)
+            info = run.info()
+        if not self.config.enabled:
+            return FlushResult(rid, FlushStatus.DISABLED)
+        if not snapshot:
+            return FlushResult(rid, FlushStatus.EMPTY, dropped=info.dropped_events)
+        outcome = await self.sink.send(info, snapshot)
+        with self._lock:  # record() only appends, so the sent events are still the first ones
+            del run.events[: outcome.sent if outcome.retryable else len(snapshot)]
+        if outcome.ok:
+            return FlushResult(rid, FlushStatus.SENT, sent=outcome.sent, db_type=outcome.db_type)
+        status = FlushStatus.FAILED if outcome.retryable else FlushStatus.REJECTED
+        unsent = len(snapshot) - outcome.sent
+        return FlushResult(
+            rid,
+            status,
+            sent=outcome.sent,
+            pending=unsent if outcome.retryable else 0,
+            rejected=0 if outcome.retryable else unsent,
+            db_type=outcome.db_type,
+            error=outcome.error,
+        )
+
     async def flush_pending(self) -> list[FlushResult]:
         """Retry every closed run whose flush failed."""
         with self._lock:
