@@ -16,9 +16,8 @@ from stockade.guardrails.storage.wire import MAX_EVENTS_PER_BATCH
 from stockade.runtime.settings import HttpSettings, ServiceSettings
 
 SinkKind = Literal["mongodb", "dynamodb", "clickhouse"]
-_DEFAULT_URLS: dict[str, str] = {
+_DEFAULT_URLS: dict[str, str] = {  # DynamoDB has none: unset means the AWS endpoint of the region
     "mongodb": "mongodb://127.0.0.1:27017/stockade",
-    "dynamodb": "http://127.0.0.1:8000",
     "clickhouse": "chdb:///./.stockade/clickhouse",
 }
 
@@ -45,8 +44,9 @@ class SinkSettings(BaseModel):
     )
     timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one store operation.")
 
-    def resolved_url(self) -> str:
-        return self.url or _DEFAULT_URLS[self.kind]
+    def resolved_url(self) -> str | None:
+        """The URL to use; None for DynamoDB without one (boto3 picks the AWS endpoint of the region)."""
+        return self.url or _DEFAULT_URLS.get(self.kind)
 
 
 class IngestSettings(BaseModel):

@@ -11,14 +11,16 @@ def build_sink(settings: SinkSettings) -> EventSink:
     if settings.kind == "mongodb":
         from stockade.guardrail_ingest.sinks.mongodb import MongoSink
 
-        return MongoSink(settings.resolved_url(), settings.table, timeout_s=settings.timeout_s)
+        return MongoSink(str(settings.resolved_url()), settings.table, timeout_s=settings.timeout_s)
     if settings.kind == "dynamodb":
         from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
 
-        return DynamoSink(settings.url, settings.table, region=settings.region, timeout_s=settings.timeout_s)
+        return DynamoSink(
+            settings.resolved_url(), settings.table, region=settings.region, timeout_s=settings.timeout_s
+        )
     from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
 
-    return ClickHouseSink(settings.resolved_url(), settings.table, timeout_s=settings.timeout_s)
+    return ClickHouseSink(str(settings.resolved_url()), settings.table, timeout_s=settings.timeout_s)
 
 
 __all__ = ["EventSink", "SinkError", "WriteOutcome", "build_sink"]
