@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -12,15 +13,31 @@ from typing import Any
 
 from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
 
+_KEY_WORDS = r"pass(?:wd|word|phrase)?|pwd|pw|secret|token|api|key|auth\w*|credential|salt|nonce|signature|bearer|userpwd"
+# key = value, key: value, "key": "value", key is value
 _CONTEXT = re.compile(
-    r"(?i)(?P<key>[\w.\-]{0,40}?(?:passw(?:or)?d|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
-    r"auth[_\-]?key|credential|private[_\-]?key|client[_\-]?secret|salt|nonce|signature)[\w.\-]{0,20}?)"
-    r"[\"']?\s*(?::=|=>|==|[:=]|\s+(?:is|was)\s+)\s*(?:[a-z]\()?[\"'`]?(?P<value>[^\s\"'`;,)<>{}\]]{4,})"
+    rf"(?i)(?P<key>[\w.\-]{{0,40}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?:{_KEY_WORDS})[\w.\-]{{0,20}}?)[\"']?\s*(?::=|=>|==|[:=]|\s+(?:is|was)\s+)"
+    r"\s*(?:[a-z]{1,2}\(|[bu])?[\"'`]?(?P<value>[^\s\"'`;,)<>{}\]]{4,})"
 )
+# command lines (--password X, -Password 'X') and SQL (IDENTIFIED BY X, WITH PASSWORD 'X')
+_FLAG = re.compile(
+    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]*(?:pass(?:word|phrase|wd)?|pwd|token|secret|api[_\-]?key))\s+"
+    r"[\"']?(?P<value>[^\s\"']{4,})"
+)
+_SQL = re.compile(
+    r"(?i)\b(?:(?P<key>identified\s+by)\s+[\"']?|(?P<key2>password)\s+[\"'])(?P<value>[^\s\"';]{4,})"
+)
+_XML = re.compile(
+    r"(?i)<(?P<key>[\w:\-]*(?:pass\w*|secret|token|pwd|api[_\-]?key)[\w:\-]*)(?:\s[^>]*)?>(?P<value>[^<\s]{4,})</"
+)
+_SECURE_STRING = re.compile(r"(?i)(?P<key>ConvertTo-SecureString)\s+[\\\"']*(?P<value>[^\s\"'\\]{4,})")
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:\$|%|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
-    r"secret$|example|your[_\-]|placeholder|dummy|redacted|process\.env|os\.environ|getenv|config\.|self\.|this\.)"
+    r"secret$|example|your[_\-]|placeholder|dummy|redacted|process\.env|os\.environ|getenv|config\.|self\.|this\.|"
+    r"0x[0-9a-f]+$)"
 )
+_FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
+_NO_FAKE_FILTER = {"private_key", "x_bearer_token"}
 
 
 @dataclass(frozen=True)
@@ -39,14 +56,34 @@ def shannon_entropy(value: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
+def has_sequence(value: str, run: int = 5) -> bool:
+    """A run of ascending or descending characters (12345, abcde, 54321): a made-up value."""
+    steps = [ord(b) - ord(a) for a, b in itertools.pairwise(value)]
+    count = 1
+    for prev, cur in itertools.pairwise(steps):
+        count = count + 1 if cur == prev and cur in (1, -1) else 1
+        if count >= run - 1:
+            return True
+    return False
+
+
+def looks_fake(value: str) -> bool:
+    return (
+        bool(_FAKE.search(value))
+        or has_sequence(value)
+        or (len(value) >= 16 and shannon_entropy(value) < 3.0)
+    )
+
+
 def looks_like_credential(value: str, *, key: str, entropy_threshold: float, min_length: int) -> bool:
-    if _PLACEHOLDER.search(value) or value.lower() == key.lower():
+    if _PLACEHOLDER.search(value) or value.lower() == key.lower() or looks_fake(value):
         return False
     if re.fullmatch(r"[a-z]+(?:[_\-.][a-z]+)*", value) and len(value) < 24:  # an identifier, not a value
         return False
-    is_password = bool(re.search(r"(?i)pass|pwd", key))
+    is_password = bool(re.search(r"(?i)pass|pwd|pw|secure", key))
     if is_password:
-        return len(value) >= 6 and (shannon_entropy(value) >= 2.0)
+        # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
+        return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
     return len(value) >= min_length and shannon_entropy(value) >= entropy_threshold
 
 
@@ -65,13 +102,15 @@ class SecretScanner:
         for rule, pattern in KEY_FORMATS.items():
             for m in pattern.finditer(text):
                 g = 1 if m.lastindex else 0
-                hits.append(SecretHit(m.start(g), m.end(g), rule, 0.95))
-        for m in _CONTEXT.finditer(text):
-            value, key = m.group("value"), m.group("key")
-            if looks_like_credential(
-                value, key=key, entropy_threshold=self.entropy_threshold, min_length=self.min_token_length
-            ):
-                hits.append(SecretHit(m.start("value"), m.end("value"), "credential_in_context", 0.8))
+                if rule in _NO_FAKE_FILTER or not looks_fake(m.group(g)):
+                    hits.append(SecretHit(m.start(g), m.end(g), rule, 0.95))
+        for pattern in (_CONTEXT, _FLAG, _SQL, _XML, _SECURE_STRING):
+            for m in pattern.finditer(text):
+                value, key = m.group("value"), m.group("key") or m.group("key2") or ""
+                if looks_like_credential(
+                    value, key=key, entropy_threshold=self.entropy_threshold, min_length=self.min_token_length
+                ):
+                    hits.append(SecretHit(m.start("value"), m.end("value"), "credential_in_context", 0.8))
         if self._plugins:
             hits.extend(self._scan_plugins(text))
         return _dedupe(hits)
