@@ -128,8 +128,13 @@ async def test_publish_succeeds_during_a_nats_outage_and_the_event_follows(app_f
             assert {h["Nats-Msg-Id"] for _, h in got} == {r.event_id for r in rows}
             assert info.state.messages == 2  # each event stored once
         finally:
-            proc.terminate()
-            await asyncio.wait_for(proc.wait(), timeout=10)
+            if proc.returncode is None:
+                proc.terminate()
+                try:
+                    await asyncio.wait_for(proc.wait(), timeout=15)
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()
 
 
 async def test_sent_events_are_pruned_after_the_retention_unsent_never(
