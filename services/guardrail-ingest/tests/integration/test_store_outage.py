@@ -51,7 +51,9 @@ async def test_batches_wait_in_jetstream_until_the_store_is_back(
                 return (await client.get("/api/v1/status")).json()["inserted"] == 9
 
             assert await kit.wait_for(stored, within_s=40)
-        dynamo = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1")
+        dynamo = boto3.session.Session().client(
+            "dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1"
+        )
         items = dynamo.scan(TableName=table, ProjectionExpression="event_id")["Items"]
         assert sorted(i["event_id"]["S"] for i in items) == sorted(
             e["event_id"] for b in bodies for e in b["events"]

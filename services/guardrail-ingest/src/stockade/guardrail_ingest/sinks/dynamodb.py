@@ -29,7 +29,9 @@ class DynamoSink:
         self, url: str | None, table: str, *, region: str | None = None, timeout_s: float = 10.0
     ) -> None:
         self.table = table
-        self._client = boto3.client(
+        # A session of our own: boto3's module-level default session caches the first credentials it resolves
+        # for the whole process, which would leak into (or from) every other boto3 user in it.
+        self._client = boto3.session.Session().client(
             "dynamodb",
             endpoint_url=url or None,
             region_name=region or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
