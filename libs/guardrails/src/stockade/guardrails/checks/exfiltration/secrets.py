@@ -16,7 +16,7 @@ from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
 _KEY_WORDS = r"pass(?:wd|word|phrase)?|pwd|pw|secret|token|api|key|auth\w*|credential|salt|nonce|signature|bearer|userpwd"
 # key = value, key: value, "key": "value", key is value
 _CONTEXT = re.compile(
-    rf"(?i)(?P<key>[\w.\-]{{0,40}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?:{_KEY_WORDS})[\w.\-]{{0,20}}?)[\"']?\s*(?::=|=>|==|[:=]|\s+(?:is|was)\s+)"
+    rf"(?i)(?P<key>[\w.\-]{{0,40}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?:{_KEY_WORDS})(?-i:(?![a-z]))[\w.\-]{{0,20}}?)[\"']?\s*(?::=|=>|==|[:=]|\s+(?:is|was)\s+)"
     r"\s*(?:[a-z]{1,2}\(|[bu])?[\"'`]?(?P<value>[^\s\"'`;,)<>{}\]]{4,})"
 )
 # command lines (--password X, -Password 'X') and SQL (IDENTIFIED BY X, WITH PASSWORD 'X')
@@ -37,7 +37,7 @@ _PLACEHOLDER = re.compile(
     r"0x[0-9a-f]+$)"
 )
 _FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
-_NO_FAKE_FILTER = {"private_key", "x_bearer_token"}
+_NO_FAKE_FILTER = {"private_key", "x_bearer_token", "dropbox_long_term_token"}
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def looks_like_credential(value: str, *, key: str, entropy_threshold: float, min
         return False
     if re.fullmatch(r"[a-z]+(?:[_\-.][a-z]+)*", value) and len(value) < 24:  # an identifier, not a value
         return False
-    is_password = bool(re.search(r"(?i)pass|pwd|pw|secure", key))
+    is_password = bool(re.search(r"(?i)pass|pwd|pw|secure|identified", key))
     if is_password:
         # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
         return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
