@@ -1,8 +1,9 @@
 """The /skills tree loads through agentskills-http's real HTTPStaticFileSkillProvider over a real socket.
 
 agentskills-http needs Python >= 3.12 and the workspace runs 3.11, so the client runs in a subprocess: this
-interpreter if it has the package, else the one named by AGENTSKILLS_PYTHON (e.g. a 3.12 venv with
-`pip install agentskills-http`); otherwise the test skips and says so.
+interpreter if it has the package, else the one named by AGENTSKILLS_PYTHON, else a cached side venv
+(stockade.testing.sidevenv) built from any Python >= 3.12 found on the machine (pyenv or PATH); only when
+there is none does the test skip, and it says so.
 """
 
 import asyncio
@@ -18,6 +19,7 @@ import uvicorn
 
 from stockade.prompt_api.main import create_app
 from stockade.testing.ports import free_port
+from stockade.testing.sidevenv import cached_venv, find_python
 
 PROBE = Path(__file__).with_name("agentskills_probe.py")
 
@@ -29,7 +31,10 @@ def _client_python() -> str | None:
         ok = subprocess.run([candidate, "-c", "import agentskills_http"], capture_output=True, timeout=60)
         if ok.returncode == 0:
             return candidate
-    return None
+    python = find_python(12)
+    if python is None:
+        return None
+    return str(cached_venv("agentskills-http-0.7", python, ["agentskills-http>=0.7,<0.8"]))
 
 
 @pytest.fixture
@@ -56,7 +61,9 @@ async def live(db_url, settings_for):
 async def test_skill_loads_through_agentskills_http(live, world, sample_skill):
     python = await asyncio.to_thread(_client_python)
     if python is None:
-        pytest.skip("agentskills-http is not importable (needs Python >= 3.12): set AGENTSKILLS_PYTHON")
+        pytest.skip(
+            "agentskills-http needs Python >= 3.12: install one (pyenv install 3.12) or set AGENTSKILLS_PYTHON"
+        )
     import httpx
 
     skill_body, SKILL_MD, PNG = sample_skill

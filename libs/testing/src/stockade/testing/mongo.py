@@ -8,10 +8,7 @@ mongoeco needs Python >= 3.13; the harness looks for one (``STOCKADE_MONGOECO_PY
 
 from __future__ import annotations
 
-import fcntl
-import glob
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -27,6 +24,7 @@ from stockade.testing.availability import server_unavailable
 from stockade.testing.ports import free_port, wait_until
 from stockade.testing.processes import ManagedProcess
 from stockade.testing.report import ServerRecord, display_url, report_of
+from stockade.testing.sidevenv import cached_venv, find_python
 
 if TYPE_CHECKING:
     from pymongo import AsyncMongoClient
@@ -42,60 +40,14 @@ HOW_TO = (
 RUNNER = Path(__file__).with_name("mongoeco_runner.py")
 
 
-def _version_key(path: str) -> list[int]:
-    return [int(x) for x in re.findall(r"\d+", Path(path).parent.parent.name)]
-
-
 def find_python313() -> Path | None:
     """A Python >= 3.13 interpreter for mongoeco, or None."""
-    explicit = os.environ.get("STOCKADE_MONGOECO_PYTHON")
-    if explicit:
-        return Path(explicit)
-    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    found = glob.glob(str(pyenv_root / "versions" / "3.1[3-9]*" / "bin" / "python"))
-    for candidate in sorted(found, key=_version_key, reverse=True):
-        if os.access(candidate, os.X_OK):
-            return Path(candidate)
-    for name in ("python3.14", "python3.13"):
-        if on_path := shutil.which(name):
-            return Path(on_path)
-    return None
+    return find_python(13, "STOCKADE_MONGOECO_PYTHON")
 
 
 def mongoeco_venv(python: Path, version: str = MONGOECO_VERSION) -> Path:
-    """Create or reuse ``~/.cache/stockade/mongoeco-<version>`` with mongoeco[wire]; return its python.
-
-    A file lock keeps concurrent test runs from installing into the same venv at once.
-    """
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "stockade"
-    venv = cache / f"mongoeco-{version}"
-    venv_python = venv / "bin" / "python"
-    done = venv / ".stockade-installed"
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / f"mongoeco-{version}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists() and venv_python.exists():
-            return venv_python
-        _run([str(python), "-m", "venv", "--clear", str(venv)])
-        _run(
-            [
-                str(venv_python),
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                f"mongoeco[wire]=={version}",
-            ]
-        )
-        done.write_text(version)
-    return venv_python
-
-
-def _run(argv: list[str]) -> None:
-    result = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=900)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed: {(result.stderr or result.stdout).strip()[-2000:]}")
+    """Create or reuse ``~/.cache/stockade/mongoeco-<version>`` with mongoeco[wire]; return its python."""
+    return cached_venv(f"mongoeco-{version}", python, [f"mongoeco[wire]=={version}"])
 
 
 async def _ping(url: str) -> bool:
