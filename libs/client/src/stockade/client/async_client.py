@@ -1,0 +1,161 @@
+"""AsyncStockadeClient: the asyncio client of prompt-api."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from stockade.client import calls
+from stockade.client.calls import Call
+from stockade.client.core import ClientCore, not_found_version
+from stockade.client.errors import StockadeClientError
+from stockade.client.models import PromptSummary, PromptVersion, SkillDetail, SkillSummary, SkillVersion
+from stockade.client.push import PromptPushSubscription
+from stockade.client.redaction import install_httpx_log_redaction
+from stockade.client.settings import ClientSettings
+
+T = TypeVar("T")
+log = logging.getLogger("stockade.client")
+
+
+class AsyncStockadeClient:
+    """Prompts and skills from prompt-api, with an ETag cache, optional push refresh and a last good copy.
+
+    The key goes in the X-API-Key header on every call but the prompt read, where the spec (4.1) takes it as
+    the ``api_key`` query parameter; it is never logged and never in ``repr``.
+    """
+
+    def __init__(
+        self,
+        api_key: str,
+        settings: ClientSettings | None = None,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        install_httpx_log_redaction()
+        self._core = ClientCore(api_key, settings or ClientSettings())
+        s = self._core.settings
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.AsyncClient(base_url=s.base_url, timeout=s.timeout_s)
+        self._push: PromptPushSubscription | None = None
+        self._refreshes: set[asyncio.Task[None]] = set()
+
+    def __repr__(self) -> str:
+        return f"AsyncStockadeClient(base_url={self._core.settings.base_url!r})"
+
+    async def __aenter__(self) -> AsyncStockadeClient:
+        if self._core.settings.push.nats_url is not None:
+            await self.start_push()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def start_push(self) -> None:
+        """Subscribe to prompt.published.v1 (needs the ``push`` extra and ``settings.push.nats_url``)."""
+        if self._push is None:
+            push = PromptPushSubscription(self._core, self._schedule_refresh)
+            await push.start()
+            self._push = push
+
+    async def aclose(self) -> None:
+        if self._push is not None:
+            await self._push.stop()
+            self._push = None
+        for task in list(self._refreshes):
+            task.cancel()
+        if self._owns_http:
+            await self._http.aclose()
+
+    def _schedule_refresh(self, project_id: str, prompt_name: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._refresh(project_id, prompt_name))
+        self._refreshes.add(task)
+        task.add_done_callback(self._refreshes.discard)
+
+    async def _refresh(self, project_id: str, prompt_name: str) -> None:
+        try:
+            await self.get_prompt(project_id, prompt_name)
+        except StockadeClientError as exc:
+            log.warning("refresh of prompt %r of project %r failed: %s", prompt_name, project_id, exc)
+
+    async def _run(self, call: Call[T]) -> T:
+        core = self._core
+        entry = core.cached_entry(call)
+        if core.trusted(entry):
+            assert entry is not None
+            value: T = entry.value
+            return value
+        attempts = core.attempts(call)
+        outcome: httpx.Response | Exception
+        for attempt in range(1, attempts + 1):
+            try:
+                outcome = await self._http.send(core.build(self._http, call, entry))
+            except httpx.TransportError as exc:
+                outcome = exc
+            if attempt == attempts or not core.retryable(call, outcome):
+                break
+            await asyncio.sleep(core.backoff(attempt))
+        return core.finish(call, entry, outcome)
+
+    async def get_prompt(
+        self, project_id: str, prompt_name: str, version: int | None = None
+    ) -> PromptVersion:
+        """The active version (the uniform read endpoint), or an earlier ``version`` from the history."""
+        if version is None:
+            return await self._run(calls.get_active_prompt(project_id, prompt_name))
+        for found in await self._run(calls.prompt_history(project_id, prompt_name)):
+            if found.version == version:
+                return found
+        raise not_found_version(f"prompt {prompt_name!r} of project {project_id!r}", version)
+
+    async def prompt_versions(self, project_id: str, prompt_name: str) -> list[PromptVersion]:
+        """Every version of a prompt, newest first."""
+        return await self._run(calls.prompt_history(project_id, prompt_name))
+
+    async def list_prompts(self, project_id: str) -> list[PromptSummary]:
+        return await self._run(calls.list_prompts(project_id))
+
+    async def publish_prompt(
+        self,
+        project_id: str,
+        prompt_name: str,
+        content: str | list[dict[str, str]],
+        config: Mapping[str, Any] | None = None,
+        commit_message: str | None = None,
+    ) -> PromptVersion:
+        return await self._run(calls.publish_prompt(project_id, prompt_name, content, config, commit_message))
+
+    async def rollback(
+        self, project_id: str, prompt_name: str, version: int, commit_message: str | None = None
+    ) -> PromptVersion:
+        """Publish an earlier version's content as the new active version."""
+        return await self._run(calls.rollback(project_id, prompt_name, version, commit_message))
+
+    async def list_skills(self, project_id: str) -> list[SkillSummary]:
+        return await self._run(calls.list_skills(project_id))
+
+    async def get_skill(self, project_id: str, name: str, version: int | None = None) -> SkillDetail:
+        return await self._run(calls.get_skill(project_id, name, version))
+
+    async def get_skill_file(
+        self, project_id: str, name: str, path: str, version: int | None = None
+    ) -> bytes:
+        return await self._run(calls.get_skill_file(project_id, name, path, version))
+
+    async def publish_skill(
+        self,
+        project_id: str,
+        skill_name: str,
+        skill_md: str,
+        files: Mapping[str, str | bytes] | None = None,
+        commit_message: str | None = None,
+    ) -> SkillVersion:
+        """``files``: relative path -> text, or bytes (sent as base64)."""
+        return await self._run(calls.publish_skill(project_id, skill_name, skill_md, files, commit_message))

@@ -1,0 +1,43 @@
+"""Push refresh for the sync client: the NATS subscription runs on an event loop in a daemon thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+
+from stockade.client.core import ClientCore
+from stockade.client.push import PromptPushSubscription
+
+
+class BackgroundPush:
+    """Owns a thread with an asyncio loop; ``on_stale`` runs in the loop's executor (it may block)."""
+
+    def __init__(self, core: ClientCore, on_stale: Callable[[str, str], None]) -> None:
+        self._on_stale = on_stale
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="stockade-client-push", daemon=True
+        )
+        self._subscription = PromptPushSubscription(core, self._stale)
+
+    def _stale(self, project_id: str, prompt_name: str) -> None:
+        self._loop.run_in_executor(None, self._on_stale, project_id, prompt_name)
+
+    def start(self, timeout_s: float) -> None:
+        self._thread.start()
+        try:
+            asyncio.run_coroutine_threadsafe(self._subscription.start(), self._loop).result(timeout_s + 1)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self._subscription.stop(), self._loop).result(10)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._loop.close()

@@ -1,0 +1,84 @@
+"""The client's own models of prompt-api's response bodies (unknown fields are ignored).
+
+They mirror the service's README; the client does not import the service (services are not libraries).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class PromptVersion(_Body):
+    """One immutable version of a prompt (the read, publish and rollback answers)."""
+
+    project_id: str
+    prompt_name: str
+    version: int
+    content: str | list[dict[str, Any]] = Field(description="Text, or chat messages {role, content}.")
+    config: dict[str, Any] | None = None
+    sha256: str
+    commit_message: str | None = None
+    published_at: datetime
+    published_by: str
+
+
+class PromptSummary(_Body):
+    """A prompt of a project with its active version (GET /prompts)."""
+
+    prompt_name: str
+    active_version: int | None
+    latest_version: int
+    active: PromptVersion | None = None
+
+
+class SkillFile(_Body):
+    path: str
+    size: int
+    sha256: str
+
+
+class SkillVersionSummary(_Body):
+    version: int
+    sha256: str
+    commit_message: str | None = None
+    published_at: datetime
+    published_by: str
+
+
+class SkillVersion(_Body):
+    """One immutable version of a skill (the publish answer)."""
+
+    project_id: str
+    skill_name: str
+    version: int
+    sha256: str
+    front_matter: dict[str, Any]
+    files: list[SkillFile]
+    commit_message: str | None = None
+    published_at: datetime
+    published_by: str
+
+
+class SkillDetail(SkillVersion):
+    """A skill version's metadata plus the skill's active version and history (GET /skills/{name})."""
+
+    active_version: int | None = None
+    history: list[SkillVersionSummary] = Field(default_factory=list)
+
+
+class SkillSummary(_Body):
+    """A skill of a project with its active version (GET /skills)."""
+
+    skill_name: str
+    description: str
+    active_version: int | None
+    latest_version: int
+    sha256: str | None = None
+    published_at: datetime | None = None

@@ -1,0 +1,87 @@
+"""Push refresh: a NATS subscription to prompt.published.v1 that invalidates cached prompts at once.
+
+nats-py comes with the ``push`` extra and is imported only when push is started.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError as PydanticValidationError
+
+from stockade.client.cache import prompt_key
+from stockade.client.core import ClientCore
+from stockade.contracts.envelope import PromptPublished
+from stockade.contracts.subjects import PROMPT_PUBLISHED
+
+log = logging.getLogger("stockade.client")
+
+MISSING_EXTRA = (
+    "push refresh needs nats-py, which comes with the 'push' extra: pip install 'stockade-client[push]'"
+)
+
+
+def import_nats() -> Any:
+    try:
+        import nats
+    except ImportError as exc:  # pragma: no cover - the workspace installs the extra
+        raise ImportError(MISSING_EXTRA) from exc
+    return nats
+
+
+class PromptPushSubscription:
+    """Subscribes to prompt.published.v1; for a cached prompt it invalidates the copy and calls ``on_stale``."""
+
+    def __init__(self, core: ClientCore, on_stale: Callable[[str, str], None]) -> None:
+        self._core = core
+        self._on_stale = on_stale
+        self._nc: Any = None
+
+    async def start(self) -> None:
+        url = self._core.settings.push.nats_url
+        if url is None:
+            raise ValueError("push.nats_url is not set")
+        nats = import_nats()
+        self._nc = await nats.connect(
+            url,
+            connect_timeout=self._core.settings.push.connect_timeout_s,
+            disconnected_cb=self._disconnected,
+            reconnected_cb=self._reconnected,
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,
+        )
+        await self._nc.subscribe(PROMPT_PUBLISHED, cb=self._on_message)
+        await self._nc.flush()
+        self._core.push_active = True
+
+    async def stop(self) -> None:
+        self._core.push_active = False
+        if self._nc is not None:
+            nc, self._nc = self._nc, None
+            await nc.drain()
+
+    async def _disconnected(self) -> None:
+        # events may be missed while disconnected: stop trusting cached copies
+        self._core.push_active = False
+        self._core.cache.invalidate_all()
+
+    async def _reconnected(self) -> None:
+        self._core.cache.invalidate_all()
+        self._core.push_active = True
+
+    async def _on_message(self, msg: Any) -> None:
+        try:
+            event = PromptPublished.model_validate_json(msg.data)
+        except PydanticValidationError:
+            log.warning("ignored a malformed %s event", PROMPT_PUBLISHED)
+            return
+        if self._core.cache.invalidate(prompt_key(event.project_id, event.prompt_name)):
+            log.info(
+                "prompt %r of project %r published as version %d: refreshing the cached copy",
+                event.prompt_name,
+                event.project_id,
+                event.version,
+            )
+            self._on_stale(event.project_id, event.prompt_name)

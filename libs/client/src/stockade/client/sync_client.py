@@ -1,0 +1,149 @@
+"""StockadeClient: the blocking client of prompt-api (same methods as AsyncStockadeClient)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from stockade.client import calls
+from stockade.client.background_push import BackgroundPush
+from stockade.client.calls import Call
+from stockade.client.core import ClientCore, not_found_version
+from stockade.client.errors import StockadeClientError
+from stockade.client.models import PromptSummary, PromptVersion, SkillDetail, SkillSummary, SkillVersion
+from stockade.client.redaction import install_httpx_log_redaction
+from stockade.client.settings import ClientSettings
+
+T = TypeVar("T")
+log = logging.getLogger("stockade.client")
+
+
+class StockadeClient:
+    """Prompts and skills from prompt-api, with an ETag cache, optional push refresh and a last good copy.
+
+    The key goes in the X-API-Key header on every call but the prompt read, where the spec (4.1) takes it as
+    the ``api_key`` query parameter; it is never logged and never in ``repr``.
+    """
+
+    def __init__(
+        self,
+        api_key: str,
+        settings: ClientSettings | None = None,
+        *,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        install_httpx_log_redaction()
+        self._core = ClientCore(api_key, settings or ClientSettings())
+        s = self._core.settings
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.Client(base_url=s.base_url, timeout=s.timeout_s)
+        self._push: BackgroundPush | None = None
+
+    def __repr__(self) -> str:
+        return f"StockadeClient(base_url={self._core.settings.base_url!r})"
+
+    def __enter__(self) -> StockadeClient:
+        if self._core.settings.push.nats_url is not None:
+            self.start_push()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def start_push(self) -> None:
+        """Subscribe to prompt.published.v1 (needs the ``push`` extra and ``settings.push.nats_url``)."""
+        if self._push is None:
+            push = BackgroundPush(self._core, self._refresh)
+            push.start(self._core.settings.push.connect_timeout_s)
+            self._push = push
+
+    def close(self) -> None:
+        if self._push is not None:
+            self._push.stop()
+            self._push = None
+        if self._owns_http:
+            self._http.close()
+
+    def _refresh(self, project_id: str, prompt_name: str) -> None:
+        try:
+            self.get_prompt(project_id, prompt_name)
+        except StockadeClientError as exc:
+            log.warning("refresh of prompt %r of project %r failed: %s", prompt_name, project_id, exc)
+
+    def _run(self, call: Call[T]) -> T:
+        core = self._core
+        entry = core.cached_entry(call)
+        if core.trusted(entry):
+            assert entry is not None
+            value: T = entry.value
+            return value
+        attempts = core.attempts(call)
+        outcome: httpx.Response | Exception
+        for attempt in range(1, attempts + 1):
+            try:
+                outcome = self._http.send(core.build(self._http, call, entry))
+            except httpx.TransportError as exc:
+                outcome = exc
+            if attempt == attempts or not core.retryable(call, outcome):
+                break
+            time.sleep(core.backoff(attempt))
+        return core.finish(call, entry, outcome)
+
+    def get_prompt(self, project_id: str, prompt_name: str, version: int | None = None) -> PromptVersion:
+        """The active version (the uniform read endpoint), or an earlier ``version`` from the history."""
+        if version is None:
+            return self._run(calls.get_active_prompt(project_id, prompt_name))
+        for found in self._run(calls.prompt_history(project_id, prompt_name)):
+            if found.version == version:
+                return found
+        raise not_found_version(f"prompt {prompt_name!r} of project {project_id!r}", version)
+
+    def prompt_versions(self, project_id: str, prompt_name: str) -> list[PromptVersion]:
+        """Every version of a prompt, newest first."""
+        return self._run(calls.prompt_history(project_id, prompt_name))
+
+    def list_prompts(self, project_id: str) -> list[PromptSummary]:
+        return self._run(calls.list_prompts(project_id))
+
+    def publish_prompt(
+        self,
+        project_id: str,
+        prompt_name: str,
+        content: str | list[dict[str, str]],
+        config: Mapping[str, Any] | None = None,
+        commit_message: str | None = None,
+    ) -> PromptVersion:
+        return self._run(calls.publish_prompt(project_id, prompt_name, content, config, commit_message))
+
+    def rollback(
+        self, project_id: str, prompt_name: str, version: int, commit_message: str | None = None
+    ) -> PromptVersion:
+        """Publish an earlier version's content as the new active version."""
+        return self._run(calls.rollback(project_id, prompt_name, version, commit_message))
+
+    def list_skills(self, project_id: str) -> list[SkillSummary]:
+        return self._run(calls.list_skills(project_id))
+
+    def get_skill(self, project_id: str, name: str, version: int | None = None) -> SkillDetail:
+        return self._run(calls.get_skill(project_id, name, version))
+
+    def get_skill_file(self, project_id: str, name: str, path: str, version: int | None = None) -> bytes:
+        return self._run(calls.get_skill_file(project_id, name, path, version))
+
+    def publish_skill(
+        self,
+        project_id: str,
+        skill_name: str,
+        skill_md: str,
+        files: Mapping[str, str | bytes] | None = None,
+        commit_message: str | None = None,
+    ) -> SkillVersion:
+        """``files``: relative path -> text, or bytes (sent as base64)."""
+        return self._run(calls.publish_skill(project_id, skill_name, skill_md, files, commit_message))
