@@ -1,6 +1,5 @@
 """guardrail-ingest boots from settings and answers health over HTTP (real socket) and over NATS."""
 
-import asyncio
 import json
 
 import httpx
@@ -9,7 +8,8 @@ import pytest
 from stockade.contracts import subjects
 from stockade.guardrail_ingest.main import create_app
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
-from stockade.runtime.settings import DatabaseSettings, HttpSettings, NatsSettings
+from stockade.runtime.settings import DatabaseSettings, NatsSettings
+from stockade.testing.asgi import serving
 
 pytestmark = [pytest.mark.nats, pytest.mark.postgres]
 
@@ -31,28 +31,14 @@ def test_app_factory_connects_to_nothing():
     )
 
 
-async def test_health_over_http_and_nats(nats_url, nats_client, postgres_database, unused_tcp_port):
-    import uvicorn
-
+async def test_health_over_http_and_nats(nats_url, nats_client, postgres_database):
     settings = GuardrailIngestSettings(
-        nats=NatsSettings(url=nats_url),
-        db=DatabaseSettings(url=postgres_database),
-        http=HttpSettings(port=unused_tcp_port),
+        nats=NatsSettings(url=nats_url), db=DatabaseSettings(url=postgres_database)
     )
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), port=unused_tcp_port, log_config=None))
-    task = asyncio.create_task(server.serve())
-    try:
-        for _ in range(200):
-            if server.started:
-                break
-            await asyncio.sleep(0.05)
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{unused_tcp_port}") as client:
-            assert (await client.get("/healthz")).json() == {"status": "ok", "service": "guardrail-ingest"}
-            ready = await client.get("/readyz")
-            assert ready.status_code == 200, ready.text
-            assert ready.json()["checks"] == {"database": "ok", "nats": "ok"}
+    async with serving(create_app(settings)) as base_url, httpx.AsyncClient(base_url=base_url) as client:
+        assert (await client.get("/healthz")).json() == {"status": "ok", "service": "guardrail-ingest"}
+        ready = await client.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["checks"] == {"database": "ok", "nats": "ok"}
         reply = await nats_client.request(subjects.GUARDRAIL_HEALTH, b"{}", timeout=3)
         assert json.loads(reply.data) == {"status": "ok", "service": "guardrail-ingest"}
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, timeout=30)

@@ -1,6 +1,5 @@
 """model-api boots from settings and answers health over HTTP (real socket) and over NATS."""
 
-import asyncio
 import json
 
 import httpx
@@ -9,7 +8,8 @@ import pytest
 from stockade.contracts import subjects
 from stockade.model_api.main import create_app
 from stockade.model_api.settings import ModelApiSettings
-from stockade.runtime.settings import DatabaseSettings, HttpSettings, NatsSettings
+from stockade.runtime.settings import DatabaseSettings, NatsSettings
+from stockade.testing.asgi import serving
 
 pytestmark = [pytest.mark.nats, pytest.mark.postgres]
 
@@ -31,28 +31,12 @@ def test_app_factory_connects_to_nothing():
     )
 
 
-async def test_health_over_http_and_nats(nats_url, nats_client, postgres_database, unused_tcp_port):
-    import uvicorn
-
-    settings = ModelApiSettings(
-        nats=NatsSettings(url=nats_url),
-        db=DatabaseSettings(url=postgres_database),
-        http=HttpSettings(port=unused_tcp_port),
-    )
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), port=unused_tcp_port, log_config=None))
-    task = asyncio.create_task(server.serve())
-    try:
-        for _ in range(200):
-            if server.started:
-                break
-            await asyncio.sleep(0.05)
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{unused_tcp_port}") as client:
-            assert (await client.get("/healthz")).json() == {"status": "ok", "service": "model-api"}
-            ready = await client.get("/readyz")
-            assert ready.status_code == 200, ready.text
-            assert ready.json()["checks"] == {"database": "ok", "nats": "ok"}
+async def test_health_over_http_and_nats(nats_url, nats_client, postgres_database):
+    settings = ModelApiSettings(nats=NatsSettings(url=nats_url), db=DatabaseSettings(url=postgres_database))
+    async with serving(create_app(settings)) as base_url, httpx.AsyncClient(base_url=base_url) as client:
+        assert (await client.get("/healthz")).json() == {"status": "ok", "service": "model-api"}
+        ready = await client.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["checks"] == {"database": "ok", "nats": "ok"}
         reply = await nats_client.request(subjects.MODEL_HEALTH, b"{}", timeout=3)
         assert json.loads(reply.data) == {"status": "ok", "service": "model-api"}
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, timeout=30)
