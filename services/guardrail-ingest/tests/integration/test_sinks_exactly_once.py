@@ -48,14 +48,18 @@ async def _mongo(request: pytest.FixtureRequest, name: str) -> AsyncIterator[Sto
     await sink.aclose()
 
 
-async def _dynamo(request: pytest.FixtureRequest, name: str) -> AsyncIterator[Store]:
+async def _dynamo(
+    request: pytest.FixtureRequest, name: str, conditional: bool = False
+) -> AsyncIterator[Store]:
     from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
 
     client = request.getfixturevalue("dynamodb_client")
     mp = request.getfixturevalue("monkeypatch")
     for var, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}.items():
         mp.setenv(var, value)
-    sink = DynamoSink(request.getfixturevalue("dynamodb_endpoint"), name, region="us-east-1")
+    sink = DynamoSink(
+        request.getfixturevalue("dynamodb_endpoint"), name, region="us-east-1", conditional=conditional
+    )
 
     async def ids() -> list[str]:
         items = await asyncio.to_thread(client.scan, TableName=name, ProjectionExpression="event_id")
@@ -82,13 +86,24 @@ async def _clickhouse(request: pytest.FixtureRequest, name: str) -> AsyncIterato
     await sink.aclose()
 
 
-FACTORIES = {"mongodb": _mongo, "dynamodb": _dynamo, "clickhouse": _clickhouse}
+async def _dynamo_conditional(request: pytest.FixtureRequest, name: str) -> AsyncIterator[Store]:
+    async for store in _dynamo(request, name, conditional=True):
+        yield store
+
+
+FACTORIES = {
+    "mongodb": _mongo,
+    "dynamodb": _dynamo,
+    "dynamodb-conditional": _dynamo_conditional,
+    "clickhouse": _clickhouse,
+}
 
 
 @pytest_asyncio.fixture(
     params=[
         pytest.param("clickhouse", marks=pytest.mark.clickhouse),
         pytest.param("dynamodb", marks=pytest.mark.dynamodb),
+        pytest.param("dynamodb-conditional", marks=pytest.mark.dynamodb),
         pytest.param("mongodb", marks=pytest.mark.mongo),
     ]
 )

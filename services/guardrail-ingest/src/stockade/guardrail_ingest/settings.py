@@ -39,6 +39,13 @@ class SinkSettings(BaseModel):
         description="Mongo collection, DynamoDB table or ClickHouse table.",
     )
     region: str | None = Field(default=None, description="DynamoDB region (default: AWS_DEFAULT_REGION).")
+    dynamodb_write: Literal["batch", "conditional"] = Field(
+        default="batch",
+        description=(
+            "DynamoDB: 'batch' (BatchGetItem filter + BatchWriteItem, fast) or 'conditional' (PutItem with "
+            "attribute_not_exists(event_id) per event: first write wins)."
+        ),
+    )
     create_schema: bool = Field(
         default=True, description="Create the table/collection and its unique index at startup if missing."
     )

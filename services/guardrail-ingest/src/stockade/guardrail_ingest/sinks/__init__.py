@@ -16,7 +16,11 @@ def build_sink(settings: SinkSettings) -> EventSink:
         from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
 
         return DynamoSink(
-            settings.resolved_url(), settings.table, region=settings.region, timeout_s=settings.timeout_s
+            settings.resolved_url(),
+            settings.table,
+            region=settings.region,
+            timeout_s=settings.timeout_s,
+            conditional=settings.dynamodb_write == "conditional",
         )
     from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
 
