@@ -91,3 +91,23 @@ def test_canonical_matches_a_reference_jcs_encoding_on_awkward_strings():
         fields["z"] = None
         reference = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
         assert canonical_json(fields) == reference
+
+
+@pytest.mark.parametrize(
+    "capability",
+    [None, "", "summarize", 'q"uo\\te', "tab\there\nnl\x00\x1f", "é漢字🙂", "\u2028\u2029", "x" * 200],
+)
+@pytest.mark.parametrize("timestamp_ms", [0, 1795000000000, 2**53 - 1])
+def test_envelope_signing_input_is_the_generic_canonical_encoding(capability, timestamp_ms):
+    """The verification fast path builds the signed bytes directly; they must equal canonical_json's."""
+    envelope = AttestationEnvelope(
+        sender="planner",
+        receiver="exec_2-b",
+        key_id="k:2026.11-a_b",
+        payload_sha256="ab" * 32,
+        nonce="0f" * 16,
+        timestamp_ms=timestamp_ms,
+        capability=capability,
+        signature="00" * 32,
+    )
+    assert envelope.signing_input() == canonical_json(envelope.signed_fields())

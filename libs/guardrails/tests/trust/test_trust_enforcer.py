@@ -218,6 +218,7 @@ async def test_layer_d_with_the_real_guardrail_system_exfiltration_check(clock, 
     leak = "results attached; use key AKIAIOSFODNN7EXAMPLE with wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
     result = await enforcer.verify_message(enforcer.sign("root", "executor", leak), leak)
     assert (result.passed, result.layer, result.reason) == (False, Layer.D, R.CONTENT_REJECTED)
-    assert "aws_access_key_id" in [f.type for f in result.verdict.findings]
+    # The finding's type name belongs to the secrets check (it has changed before): only its subject is pinned.
+    assert any("aws" in f.type.lower() for f in result.verdict.findings), result.verdict.findings
     clean = "the quarterly summary is ready"
     assert (await enforcer.verify_message(enforcer.sign("root", "executor", clean), clean)).passed

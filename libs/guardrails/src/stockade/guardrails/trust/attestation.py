@@ -15,9 +15,8 @@ import time
 from collections.abc import Callable
 
 from stockade.guardrails.errors import AttestationError
-from stockade.guardrails.trust.canonical import canonical_json
 from stockade.guardrails.trust.config import AttestationConfig
-from stockade.guardrails.trust.envelope import AttestationEnvelope, signed_fields
+from stockade.guardrails.trust.envelope import AttestationEnvelope, signing_input
 from stockade.guardrails.trust.keys import KeyRing
 from stockade.guardrails.trust.nonces import InMemoryNonceStore, NonceStore
 from stockade.guardrails.trust.result import AttestationResult, Layer, RejectionReason
@@ -64,33 +63,57 @@ class AttestationVerifier:
     ) -> AttestationEnvelope:
         """Attest ``payload`` from ``sender`` to ``receiver`` with the sender's signing key (or ``key_id``)."""
         kid = key_id or self.keys.signing_key_id(sender)
-        secret = self.keys.secret(sender, kid) if kid else None
-        if kid is None or secret is None:
+        mac = self.keys.mac(sender, kid) if kid else None
+        if kid is None or mac is None:
             raise AttestationError(f"no signing key {kid!r} for agent {sender!r}")
-        fields = signed_fields(
-            sender=sender,
-            receiver=receiver,
-            key_id=kid,
-            payload_sha256=payload_digest(payload),
-            nonce=secrets.token_hex(NONCE_BYTES),
-            timestamp_ms=int(self._clock() * 1000),
-            capability=capability,
+        digest, nonce, timestamp_ms = (
+            payload_digest(payload),
+            secrets.token_hex(NONCE_BYTES),
+            int(self._clock() * 1000),
         )
-        signature = hmac.new(secret, canonical_json(fields), hashlib.sha256).hexdigest()
-        return AttestationEnvelope.model_validate({**fields, "signature": signature})
+        mac.update(
+            signing_input(
+                sender=sender,
+                receiver=receiver,
+                key_id=kid,
+                payload_sha256=digest,
+                nonce=nonce,
+                timestamp_ms=timestamp_ms,
+                capability=capability,
+            )
+        )
+        return AttestationEnvelope.model_validate(
+            {
+                "sender": sender,
+                "receiver": receiver,
+                "key_id": kid,
+                "payload_sha256": digest,
+                "nonce": nonce,
+                "timestamp_ms": timestamp_ms,
+                "capability": capability,
+                "signature": mac.hexdigest(),
+            }
+        )
 
     async def verify(
         self, envelope: AttestationEnvelope, payload: bytes | str, *, expected_receiver: str | None = None
     ) -> AttestationResult:
         """Layer B alone. Returns a result; raises AttestationError only if the nonce store cannot answer."""
-        secret = self.keys.secret(envelope.sender, envelope.key_id)
-        if secret is None:
+        failed = await self.check(envelope, payload, expected_receiver=expected_receiver)
+        return failed or AttestationResult.ok(None, capability=envelope.capability)
+
+    async def check(
+        self, envelope: AttestationEnvelope, payload: bytes | str, *, expected_receiver: str | None = None
+    ) -> AttestationResult | None:
+        """Layer B alone: the failed result, or None when the envelope passes (no result object is built)."""
+        mac = self.keys.mac(envelope.sender, envelope.key_id)
+        if mac is None:
             return _fail(
                 RejectionReason.UNKNOWN_KEY,
                 f"agent {envelope.sender!r} has no active key {envelope.key_id!r}",
             )
-        expected = hmac.new(secret, envelope.signing_input(), hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, envelope.signature):
+        mac.update(envelope.signing_input())
+        if not hmac.compare_digest(mac.hexdigest(), envelope.signature):
             return _fail(RejectionReason.BAD_SIGNATURE, "signature does not match")
         if not hmac.compare_digest(payload_digest(payload), envelope.payload_sha256):
             return _fail(RejectionReason.PAYLOAD_MISMATCH, "payload does not match its signed SHA-256")
@@ -111,4 +134,4 @@ class AttestationVerifier:
             return _fail(RejectionReason.FUTURE, f"message is dated {sent - now:.1f} s ahead (skew {skew} s)")
         if not await self.nonce_store.claim(f"{envelope.sender}.{envelope.nonce}", sent + window + skew):
             return _fail(RejectionReason.REPLAY, "nonce was already used")
-        return AttestationResult.ok(None, capability=envelope.capability)
+        return None

@@ -41,3 +41,5 @@ def canonical_json(fields: Mapping[str, Scalar]) -> bytes:
 # json's non-ASCII string encoder escapes exactly what JCS escapes (" \ and U+0000..U+001F, the latter as
 # \b \f \n \r \t or lowercase \u00xx) and leaves every other character raw.
 _string = json.encoder.encode_basestring
+canonical_string = _string
+"""One JSON string in JCS form, quotes included."""

@@ -32,6 +32,7 @@ from stockade.guardrails.trust.registry import AgentIdentity, AgentRegistry
 from stockade.guardrails.trust.result import AttestationResult, Layer, RejectionReason
 
 R = RejectionReason
+_PASSED_CACHE_SIZE = 4096
 
 
 class AgentTrustEnforcer:
@@ -53,6 +54,8 @@ class AgentTrustEnforcer:
         self.content_validator = content_validator
         self.receiver = receiver
         self._recorder: EventRecorder = NullRecorder() if recorder is None else recorder
+        # Passed results are immutable and depend only on (sender, capability): reuse them on the hot path.
+        self._passed_cache: dict[tuple[str, str | None], AttestationResult] = {}
 
     @classmethod
     def from_config(
@@ -141,8 +144,8 @@ class AgentTrustEnforcer:
             return failed or AttestationResult.fail(Layer.A, R.UNKNOWN_SENDER, "unknown sender")
         # Layer B: attestation.
         receiver = expected_receiver or self.receiver
-        attested = await self.verifier.verify(envelope, payload, expected_receiver=receiver)
-        if not attested.passed:
+        attested = await self.verifier.check(envelope, payload, expected_receiver=receiver)
+        if attested is not None:
             return attested.model_copy(update={"sender": sender, "capability": capability})
         # Layer C: privilege isolation.
         privilege = self._layer_c(sender, capability)
@@ -199,7 +202,7 @@ class AgentTrustEnforcer:
         self, payload: bytes | str, sender: AgentIdentity | None, capability: str | None
     ) -> AttestationResult:
         if self.content_validator is None:
-            return AttestationResult.ok(sender, capability)
+            return self._passed(sender, capability)
         try:
             text = payload if isinstance(payload, str) else payload_bytes(payload).decode("utf-8")
         except UnicodeDecodeError:
@@ -220,6 +223,18 @@ class AgentTrustEnforcer:
                 verdict=verdict,
             )
         return AttestationResult.ok(sender, capability, verdict)
+
+    def _passed(self, sender: AgentIdentity | None, capability: str | None) -> AttestationResult:
+        if sender is None:
+            return AttestationResult.ok(None, capability)
+        key = (sender.agent_id, capability)
+        cached = self._passed_cache.get(key)
+        if cached is not None and cached.sender is sender:  # a re-registered agent gets a new result
+            return cached
+        result = AttestationResult.ok(sender, capability)
+        if len(self._passed_cache) < _PASSED_CACHE_SIZE:
+            self._passed_cache[key] = result
+        return result
 
     def authorize_tool_invocation(
         self, agent_id: str, capability: str, *, raise_on_failure: bool = False

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stockade.guardrails.trust.canonical import Scalar, canonical_json
+from stockade.guardrails.trust.canonical import Scalar, canonical_json, canonical_string
 from stockade.guardrails.trust.config import AGENT_ID_PATTERN, KEY_ID_PATTERN
 
 ENVELOPE_VERSION = 1
@@ -51,8 +51,16 @@ class AttestationEnvelope(BaseModel):
         )
 
     def signing_input(self) -> bytes:
-        """The exact bytes the HMAC covers."""
-        return canonical_json(self.signed_fields())
+        """The exact bytes the HMAC covers: ``canonical_json(self.signed_fields())``, built directly."""
+        return signing_input(
+            sender=self.sender,
+            receiver=self.receiver,
+            key_id=self.key_id,
+            payload_sha256=self.payload_sha256,
+            nonce=self.nonce,
+            timestamp_ms=self.timestamp_ms,
+            capability=self.capability,
+        )
 
     def to_json(self) -> str:
         return self.model_dump_json()
@@ -86,3 +94,41 @@ def signed_fields(
         "timestamp_ms": timestamp_ms,
         "v": ENVELOPE_VERSION,
     }
+
+
+_V1 = f',"v":{ENVELOPE_VERSION}}}'
+
+
+def signing_input(
+    *,
+    sender: str,
+    receiver: str,
+    key_id: str,
+    payload_sha256: str,
+    nonce: str,
+    timestamp_ms: int,
+    capability: str | None,
+) -> bytes:
+    """``canonical_json(signed_fields(...))`` without the generic encoder (the verification hot path).
+
+    The member order is the fixed sorted key order of the signed fields; every string goes through the same
+    JCS string encoder, so the bytes are identical for any input (tested against :func:`canonical_json`).
+    """
+    if type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**53:
+        return canonical_json(  # the generic encoder raises the precise error
+            signed_fields(
+                sender=sender,
+                receiver=receiver,
+                key_id=key_id,
+                payload_sha256=payload_sha256,
+                nonce=nonce,
+                timestamp_ms=timestamp_ms,
+                capability=capability,
+            )
+        )
+    enc = canonical_string
+    return (
+        f'{{"capability":{"null" if capability is None else enc(capability)},"key_id":{enc(key_id)},'
+        f'"nonce":{enc(nonce)},"payload_sha256":{enc(payload_sha256)},"receiver":{enc(receiver)},'
+        f'"sender":{enc(sender)},"timestamp_ms":{timestamp_ms}{_V1}'
+    ).encode()

@@ -6,6 +6,8 @@ files. They are held as ``SecretStr`` and never appear in ``repr``, ``str`` or l
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from collections.abc import Mapping
 
@@ -26,6 +28,7 @@ class KeyRing:
         min_secret_bytes: int = 32,
     ) -> None:
         self._keys: dict[str, dict[str, bytes]] = {}
+        self._macs: dict[str, dict[str, hmac.HMAC]] = {}
         self._signing: dict[str, str] = {}
         for agent, by_id in keys.items():
             resolved: dict[str, bytes] = {}
@@ -38,6 +41,10 @@ class KeyRing:
                     )
                 resolved[key_id] = raw
             self._keys[agent] = resolved
+            # Keyed HMAC-SHA256 states, copied per message: the key schedule runs once per key, not per call.
+            self._macs[agent] = {
+                kid: hmac.new(raw, digestmod=hashlib.sha256) for kid, raw in resolved.items()
+            }
             chosen = (signing_keys or {}).get(agent) or next(iter(resolved), None)
             if chosen is not None:
                 self._signing[agent] = chosen
@@ -45,6 +52,12 @@ class KeyRing:
     def secret(self, agent_id: str, key_id: str) -> bytes | None:
         """The secret of one key, or None when the agent has no such active key."""
         return self._keys.get(agent_id, {}).get(key_id)
+
+    def mac(self, agent_id: str, key_id: str) -> hmac.HMAC | None:
+        """A fresh HMAC-SHA256 keyed with that key (a copy of a cached state), or None when there is none."""
+        by_id = self._macs.get(agent_id)
+        base = by_id.get(key_id) if by_id is not None else None
+        return base.copy() if base is not None else None
 
     def signing_key_id(self, agent_id: str) -> str | None:
         return self._signing.get(agent_id)
