@@ -73,12 +73,13 @@ class ClientCore:
 
     @staticmethod
     def retryable(call: Call[Any], outcome: httpx.Response | Exception) -> bool:
-        """Reads: transport errors and 5xx. Publishes: only a refused connection (nothing was sent)."""
+        """Reads only: transport errors (timeouts included) and 5xx. A 4xx is an answer; publishes are not
+        retried (the server may have written the version before the connection broke)."""
+        if not call.is_read:
+            return False
         if isinstance(outcome, httpx.Response):
-            return call.is_read and outcome.status_code >= 500
-        if call.is_read:
-            return isinstance(outcome, httpx.TransportError)
-        return isinstance(outcome, httpx.ConnectError)
+            return outcome.status_code >= 500
+        return isinstance(outcome, httpx.TransportError)
 
     def finish(self, call: Call[T], entry: CachedEntry | None, outcome: httpx.Response | Exception) -> T:
         """The value of a call from its last outcome: parse, use the cached copy, or raise."""
