@@ -1,4 +1,5 @@
-"""What the API and the console both do: change the catalogue or configurations, then publish the event."""
+"""What the API and the console both do: change the catalogue or configurations and record the event in the
+outbox in the same transaction, then wake the relay."""
 
 from __future__ import annotations
 
@@ -7,14 +8,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from stockade.contracts import ApiKeyRevoked, DbConfigActivated, ModelChanged
 from stockade.identity import ApiKeyPublic, NotFoundError, list_api_keys, revoke_api_key
 from stockade.model_api import catalogue, dbconfigs
-from stockade.model_api.catalogue import Upserted
-from stockade.model_api.events import EventPublisher
+from stockade.model_api.catalogue import Change, Upserted
+from stockade.model_api.events import OutboxRelay, enqueue
 from stockade.model_api.schemas import DbConfigPublic, ModelIn, ModelPublic
+
+
+def _wake(relay: OutboxRelay | None) -> None:
+    if relay is not None:
+        relay.wake()
 
 
 async def save_model(
     db: AsyncSession,
-    publisher: EventPublisher,
+    relay: OutboxRelay | None,
     provider: str,
     model: ModelIn,
     *,
@@ -22,60 +28,73 @@ async def save_model(
     correlation_id: str | None = None,
 ) -> tuple[DbConfigPublic, Upserted]:
     config = await dbconfigs.active_config(db)
-    saved = await catalogue.upsert_model(db, config.id, provider, model, actor=actor)
-    await publisher.publish(
-        ModelChanged(
+
+    def event(change: Change) -> ModelChanged:
+        return ModelChanged(
             db_config_id=config.id,
             provider=provider,
-            model_id=saved.model.model_id,
-            change=saved.change,
+            model_id=model.model_id,
+            change=change,
             correlation_id=correlation_id,
         )
-    )
+
+    saved = await catalogue.upsert_model(db, config.id, provider, model, actor=actor, event_for=event)
+    _wake(relay)
     return config, saved
 
 
 async def remove_model(
     db: AsyncSession,
-    publisher: EventPublisher,
+    relay: OutboxRelay | None,
     provider: str,
     model_id: str,
     *,
     correlation_id: str | None = None,
 ) -> tuple[DbConfigPublic, ModelPublic]:
     config = await dbconfigs.active_config(db)
-    gone = await catalogue.delete_model(db, config.id, provider, model_id)
-    await publisher.publish(
-        ModelChanged(
+
+    def event(change: Change) -> ModelChanged:
+        return ModelChanged(
             db_config_id=config.id,
             provider=provider,
             model_id=model_id,
-            change="deleted",
+            change=change,
             correlation_id=correlation_id,
         )
-    )
+
+    gone = await catalogue.delete_model(db, config.id, provider, model_id, event_for=event)
+    _wake(relay)
     return config, gone
 
 
 async def activate(
-    db: AsyncSession, publisher: EventPublisher, config_id: str, *, correlation_id: str | None = None
+    db: AsyncSession, relay: OutboxRelay | None, config_id: str, *, correlation_id: str | None = None
 ) -> DbConfigPublic:
-    before = await dbconfigs.active_config(db)
-    config = await dbconfigs.activate_config(db, config_id)
-    if before.id != config.id:
-        await publisher.publish(DbConfigActivated(db_config_id=config.id, correlation_id=correlation_id))
+    await dbconfigs.active_config(db)  # an empty database gets its default first
+
+    def event(activated_id: str) -> DbConfigActivated:
+        return DbConfigActivated(db_config_id=activated_id, correlation_id=correlation_id)
+
+    config = await dbconfigs.activate_config(db, config_id, event_for=event)
+    _wake(relay)
     return config
 
 
 async def revoke_own_key(
-    db: AsyncSession, publisher: EventPublisher, user_id: str, key_id: str
+    db: AsyncSession, relay: OutboxRelay | None, user_id: str, key_id: str
 ) -> ApiKeyPublic:
-    """Revoke one of the user's own keys (another user's key is reported as not found)."""
+    """Revoke one of the user's own keys (another user's key is reported as not found).
+
+    stockade.identity commits the revocation itself, so the event is recorded right after, in a second
+    transaction (a crash in between loses only the notification; the revocation holds).
+    """
     owned = {k.id: k for k in await list_api_keys(db, user_id)}
     if key_id not in owned:
         raise NotFoundError(f"you have no API key {key_id!r}")
     was_active = owned[key_id].revoked_at is None
     revoked = await revoke_api_key(db, key_id)
     if was_active:
-        await publisher.publish(ApiKeyRevoked(key_id=revoked.id, owner_id=revoked.owner_id))
+        enqueue(db, ApiKeyRevoked(key_id=revoked.id, owner_id=revoked.owner_id))
+        await db.commit()
+        _wake(relay)
     return revoked

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -9,13 +10,16 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from stockade.contracts import EventEnvelope
 from stockade.identity.db_types import utcnow
 from stockade.model_api.errors import ModelNotFound
+from stockade.model_api.events import enqueue
 from stockade.model_api.prices import from_micros, to_micros
 from stockade.model_api.schemas import ModelIn, ModelPublic
 from stockade.model_api.tables import CatalogueModel
 
 Change = Literal["created", "updated", "deleted"]
+EventFor = Callable[[Change], EventEnvelope]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +100,18 @@ def _apply(row: CatalogueModel, model: ModelIn) -> None:
 
 
 async def upsert_model(
-    session: AsyncSession, db_config_id: str, provider: str, model: ModelIn, *, actor: str | None = None
+    session: AsyncSession,
+    db_config_id: str,
+    provider: str,
+    model: ModelIn,
+    *,
+    actor: str | None = None,
+    event_for: EventFor | None = None,
 ) -> Upserted:
-    """Create the entry keyed by (configuration, provider, model_id), or replace every field of it."""
+    """Create the entry keyed by (configuration, provider, model_id), or replace every field of it.
+
+    ``event_for(change)`` builds the event that goes into the outbox in the same transaction.
+    """
     for attempt in range(2):
         row = await _find(session, db_config_id, provider, model.model_id, lock=True)
         now = utcnow()
@@ -112,6 +125,8 @@ async def upsert_model(
         _apply(row, model)
         row.updated_at = now
         row.updated_by = actor
+        if event_for is not None:
+            enqueue(session, event_for(change))
         try:
             await session.commit()
         except IntegrityError:  # a concurrent create of the same key won: update it instead
@@ -123,12 +138,21 @@ async def upsert_model(
     raise AssertionError("unreachable")
 
 
-async def delete_model(session: AsyncSession, db_config_id: str, provider: str, model_id: str) -> ModelPublic:
+async def delete_model(
+    session: AsyncSession,
+    db_config_id: str,
+    provider: str,
+    model_id: str,
+    *,
+    event_for: EventFor | None = None,
+) -> ModelPublic:
     row = await _find(session, db_config_id, provider, model_id, lock=True)
     if row is None:
         await session.rollback()
         raise ModelNotFound(f"no model {model_id!r} of provider {provider!r} in this database configuration")
     gone = _public(row)
     await session.delete(row)
+    if event_for is not None:
+        enqueue(session, event_for("deleted"))
     await session.commit()
     return gone

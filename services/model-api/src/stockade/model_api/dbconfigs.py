@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from stockade.contracts import EventEnvelope
 from stockade.identity.db_types import utcnow
 from stockade.model_api.errors import ConfigConflict, ConfigNotFound
+from stockade.model_api.events import enqueue
 from stockade.model_api.schemas import DbConfigCreate, DbConfigPublic
 from stockade.model_api.tables import DbConfig
 from stockade.model_api.vocabulary import DbType
@@ -82,8 +86,13 @@ async def create_config(session: AsyncSession, data: DbConfigCreate) -> DbConfig
     return _public(row)
 
 
-async def activate_config(session: AsyncSession, config_id: str) -> DbConfigPublic:
-    """Make ``config_id`` the one active configuration, in one transaction (idempotent)."""
+async def activate_config(
+    session: AsyncSession, config_id: str, *, event_for: Callable[[str], EventEnvelope] | None = None
+) -> DbConfigPublic:
+    """Make ``config_id`` the one active configuration, in one transaction (idempotent).
+
+    ``event_for(config_id)`` builds the event put into the outbox in the same transaction, only on a change.
+    """
     # Lock every configuration row (a handful) so two concurrent activations run one after the other.
     await session.execute(select(DbConfig.id).order_by(DbConfig.id).with_for_update())
     target = await session.get(DbConfig, config_id, populate_existing=True)
@@ -97,5 +106,7 @@ async def activate_config(session: AsyncSession, config_id: str) -> DbConfigPubl
     await session.flush()
     target.is_active = True
     target.activated_at = utcnow()
+    if event_for is not None:
+        enqueue(session, event_for(target.id))
     await session.commit()
     return _public(target)

@@ -1,4 +1,4 @@
-"""Typed dependencies: settings, database sessions, the event publisher, the signed-in user, CSRF checks."""
+"""Typed dependencies: settings, database sessions, the outbox relay, the signed-in user, CSRF checks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fastapi import Depends, HTTPException, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.identity.sessions import SessionPrincipal, csrf_matches, resolve_session
-from stockade.model_api.events import EventPublisher
+from stockade.model_api.events import OutboxRelay
 from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.app import ServiceState
 
@@ -56,14 +56,14 @@ async def get_db(
         yield session
 
 
-def get_publisher(request: Request) -> EventPublisher:
-    publisher = get_state(request).extras.get("publisher")
-    return publisher if isinstance(publisher, EventPublisher) else EventPublisher(None)
+def get_relay(request: Request) -> OutboxRelay | None:
+    relay = get_state(request).extras.get("relay")
+    return relay if isinstance(relay, OutboxRelay) else None
 
 
 SettingsDep = Annotated[ModelApiSettings, Depends(get_settings)]
 DbDep = Annotated[AsyncSession, Depends(get_db)]
-PublisherDep = Annotated[EventPublisher, Depends(get_publisher)]
+RelayDep = Annotated[OutboxRelay | None, Depends(get_relay)]
 
 
 def _host_of(origin: str) -> str:

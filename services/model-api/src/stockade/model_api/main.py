@@ -1,7 +1,7 @@
 """Composition root of model-api: settings in, app out. Nothing connects at import time.
 
 The lifespan (from ``stockade.runtime.app``) builds the engine and the NATS connection; the startup hook runs the
-migrations, builds the event publisher and answers ``model.cmd.get.v1``.
+migrations, starts the outbox relay (events to JetStream after the commit) and answers ``model.cmd.get.v1``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from stockade.model_api import migrate
 from stockade.model_api.commands import serve_model_get
 from stockade.model_api.deps import CsrfFailed, SignInRequired
 from stockade.model_api.errors import CatalogueError, ConfigConflict
-from stockade.model_api.events import EventPublisher
+from stockade.model_api.events import OutboxRelay
 from stockade.model_api.pages import STATIC_DIR, TEMPLATES
 from stockade.model_api.routes import api, auth, console_models, console_settings
 from stockade.model_api.settings import ModelApiSettings
@@ -39,15 +39,25 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
     async def on_startup(state: ServiceState) -> None:
         if settings.migrate_on_startup:
             await migrate.upgrade_async(settings.db.url)
-        state.extras["publisher"] = EventPublisher(state.nats)
-        if state.nats is not None and state.sessions is not None:
+        assert state.sessions is not None
+        relay = OutboxRelay(state.sessions, state.nats, settings.outbox)
+        state.extras["relay"] = relay
+        if settings.outbox.enabled:
+            relay.start()
+        if state.nats is not None:
             state.extras["model_get"] = await serve_model_get(state.nats, state.sessions)
+
+    async def on_shutdown(state: ServiceState) -> None:
+        relay = state.extras.get("relay")
+        if isinstance(relay, OutboxRelay):
+            await relay.stop()
 
     app = create_service_app(
         settings,
         title="model-api: model catalogue and console",
         health_subject=subjects.MODEL_HEALTH,
         on_startup=on_startup,
+        on_shutdown=on_shutdown,
     )
     _install_handlers(app)
 

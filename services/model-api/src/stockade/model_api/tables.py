@@ -14,6 +14,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Text,
     UniqueConstraint,
     text,
 )
@@ -72,3 +73,18 @@ class CatalogueModel(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_by: Mapped[str | None] = mapped_column(String(32), default=None)
+
+
+class OutboxEvent(Base):
+    """An event written in the same transaction as the change it reports; the relay sends it after the commit."""
+
+    __tablename__ = "model_api_outbox"
+    __table_args__ = (Index("ix_model_api_outbox_sent_at_created_at", "sent_at", "created_at"),)
+
+    event_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    subject: Mapped[str] = mapped_column(String(200))
+    payload: Mapped[str] = mapped_column(Text)
+    headers: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)

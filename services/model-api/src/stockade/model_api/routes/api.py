@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from stockade.model_api import actions, catalogue, dbconfigs
 from stockade.model_api.body import invalid, read_json
-from stockade.model_api.deps import ApiUser, DbDep, PublisherDep, SettingsDep
+from stockade.model_api.deps import ApiUser, DbDep, RelayDep, SettingsDep
 from stockade.model_api.schemas import DbConfigCreate, ModelUpsert, check_model_id, normalise_provider
 
 router = APIRouter(prefix="/api/platform")
@@ -62,11 +62,11 @@ async def list_models(
 
 @router.post("/models")
 async def upsert_model(
-    request: Request, user: ApiUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+    request: Request, user: ApiUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> JSONResponse:
     body: ModelUpsert = _validated(ModelUpsert, await read_json(request, settings.limits.max_body_bytes))
     config, saved = await actions.save_model(
-        db, publisher, body.provider, body.model, actor=user.user.id, correlation_id=_correlation(request)
+        db, relay, body.provider, body.model, actor=user.user.id, correlation_id=_correlation(request)
     )
     created = saved.change == "created"
     return JSONResponse(
@@ -85,7 +85,7 @@ async def delete_model(
     request: Request,
     user: ApiUser,
     db: DbDep,
-    publisher: PublisherDep,
+    relay: RelayDep,
     model_id: str = Query(min_length=1, max_length=200),
     provider: str = Query(min_length=1, max_length=64),
 ) -> dict[str, Any]:
@@ -95,7 +95,7 @@ async def delete_model(
     except ValueError as exc:
         invalid(str(exc), "model_id")
     config, gone = await actions.remove_model(
-        db, publisher, wanted, model_id, correlation_id=_correlation(request)
+        db, relay, wanted, model_id, correlation_id=_correlation(request)
     )
     return {"deleted": True, "provider": wanted, "model_id": gone.model_id, "dbConfig": config.as_json()}
 
@@ -107,20 +107,20 @@ async def list_db_configs(user: ApiUser, db: DbDep) -> dict[str, Any]:
 
 @router.post("/db-configs", status_code=201)
 async def create_db_config(
-    request: Request, user: ApiUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+    request: Request, user: ApiUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> dict[str, Any]:
     body: DbConfigCreate = _validated(
         DbConfigCreate, await read_json(request, settings.limits.max_body_bytes)
     )
     config = await dbconfigs.create_config(db, body.model_copy(update={"activate": False}))
     if body.activate:
-        config = await actions.activate(db, publisher, config.id, correlation_id=_correlation(request))
+        config = await actions.activate(db, relay, config.id, correlation_id=_correlation(request))
     return config.as_json()
 
 
 @router.post("/db-configs/{config_id}/activate")
 async def activate_db_config(
-    request: Request, config_id: str, user: ApiUser, db: DbDep, publisher: PublisherDep
+    request: Request, config_id: str, user: ApiUser, db: DbDep, relay: RelayDep
 ) -> dict[str, Any]:
-    config = await actions.activate(db, publisher, config_id, correlation_id=_correlation(request))
+    config = await actions.activate(db, relay, config_id, correlation_id=_correlation(request))
     return config.as_json()

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from stockade.model_api import actions, catalogue, dbconfigs
 from stockade.model_api.body import Form, read_form
-from stockade.model_api.deps import CSRF_FIELD, DbDep, PageUser, PublisherDep, SettingsDep, check_form_csrf
+from stockade.model_api.deps import CSRF_FIELD, DbDep, PageUser, RelayDep, SettingsDep, check_form_csrf
 from stockade.model_api.errors import ModelNotFound
 from stockade.model_api.pages import render
 from stockade.model_api.schemas import ModelUpsert
@@ -87,7 +87,7 @@ async def models_page(request: Request, user: PageUser, db: DbDep) -> Response:
 
 @router.post("/models")
 async def save_model(
-    request: Request, user: PageUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+    request: Request, user: PageUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> Response:
     form = await read_form(request, settings.limits.max_body_bytes)
     check_form_csrf(request, settings, form.get(CSRF_FIELD))
@@ -98,20 +98,20 @@ async def save_model(
         kept = {"provider": raw["provider"], **raw["model"], "capabilities": form.values("capabilities")}
         kept["editing"] = form.get("editing") == "1"
         return await _page(request, user, db, 422, errors=_problems(exc), form=kept)
-    _, saved = await actions.save_model(db, publisher, body.provider, body.model, actor=user.user.id)
+    _, saved = await actions.save_model(db, relay, body.provider, body.model, actor=user.user.id)
     query = urlencode({"done": saved.change, "model": f"{body.provider}/{saved.model.model_id}"})
     return RedirectResponse(f"/models?{query}", status_code=303)
 
 
 @router.post("/models/delete")
 async def delete_model(
-    request: Request, user: PageUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+    request: Request, user: PageUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> Response:
     form = await read_form(request, settings.limits.max_body_bytes)
     check_form_csrf(request, settings, form.get(CSRF_FIELD))
     provider, model_id = form.get("provider"), form.get("model_id")
     try:
-        await actions.remove_model(db, publisher, provider, model_id)
+        await actions.remove_model(db, relay, provider, model_id)
     except ModelNotFound as exc:
         return await _page(request, user, db, 404, errors=[str(exc)])
     query = urlencode({"done": "deleted", "model": f"{provider}/{model_id}"})

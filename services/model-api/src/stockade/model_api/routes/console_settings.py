@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from stockade.identity import IdentityError, InvalidInputError, Scope, create_api_key, list_api_keys
 from stockade.model_api import actions, dbconfigs
 from stockade.model_api.body import read_form
-from stockade.model_api.deps import CSRF_FIELD, DbDep, PageUser, PublisherDep, SettingsDep, check_form_csrf
+from stockade.model_api.deps import CSRF_FIELD, DbDep, PageUser, RelayDep, SettingsDep, check_form_csrf
 from stockade.model_api.errors import CatalogueError
 from stockade.model_api.pages import render
 from stockade.model_api.schemas import DbConfigCreate
@@ -37,7 +37,7 @@ async def db_configs_page(request: Request, user: PageUser, db: DbDep) -> Respon
 
 @router.post("/db-configs")
 async def create_db_config(
-    request: Request, user: PageUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+    request: Request, user: PageUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> Response:
     form = await read_form(request, settings.limits.max_body_bytes)
     check_form_csrf(request, settings, form.get(CSRF_FIELD))
@@ -50,7 +50,7 @@ async def create_db_config(
         data = DbConfigCreate.model_validate(raw)
         config = await dbconfigs.create_config(db, data)
         if form.get("activate") == "1":
-            await actions.activate(db, publisher, config.id)
+            await actions.activate(db, relay, config.id)
     except ValidationError as exc:
         problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
         return await _configs_page(request, user, db, 422, errors=problems, form=raw)
@@ -65,13 +65,13 @@ async def activate_db_config(
     config_id: str,
     user: PageUser,
     db: DbDep,
-    publisher: PublisherDep,
+    relay: RelayDep,
     settings: SettingsDep,
 ) -> Response:
     form = await read_form(request, settings.limits.max_body_bytes)
     check_form_csrf(request, settings, form.get(CSRF_FIELD))
     try:
-        await actions.activate(db, publisher, config_id)
+        await actions.activate(db, relay, config_id)
     except CatalogueError as exc:
         return await _configs_page(request, user, db, 404, errors=[str(exc)])
     return RedirectResponse("/db-configs?done=activated", status_code=303)
@@ -111,12 +111,12 @@ async def create_key(request: Request, user: PageUser, db: DbDep, settings: Sett
 
 @router.post("/api-keys/{key_id}/revoke")
 async def revoke_key(
-    request: Request, key_id: str, user: PageUser, db: DbDep, publisher: PublisherDep, settings: SettingsDep
+    request: Request, key_id: str, user: PageUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> Response:
     form = await read_form(request, settings.limits.max_body_bytes)
     check_form_csrf(request, settings, form.get(CSRF_FIELD))
     try:
-        await actions.revoke_own_key(db, publisher, user.user.id, key_id)
+        await actions.revoke_own_key(db, relay, user.user.id, key_id)
     except IdentityError as exc:
         return await _keys_page(request, user, db, settings, 404, errors=[str(exc)])
     return RedirectResponse("/api-keys?done=revoked", status_code=303)
