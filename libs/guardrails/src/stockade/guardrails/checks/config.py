@@ -104,6 +104,13 @@ class PiiConfig(CheckSettings):
     phi_recognizers: bool = Field(
         default=True, description="Add MRN, NPI, DEA, member-ID, ICD-10 recognizers."
     )
+    pattern_recognizers: bool = Field(
+        default=True, description="Add street-address, country, international-phone and person-name patterns."
+    )
+    disable_parser: bool = Field(
+        default=True,
+        description="Skip spaCy's dependency parser (Presidio does not use it): same results, faster.",
+    )
     hash_salt: str | None = Field(
         default=None, description="Salt (>= 16 chars) for the hash action; None: a random salt per value."
     )

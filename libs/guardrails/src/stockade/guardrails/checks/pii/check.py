@@ -67,7 +67,12 @@ class PiiCheck:
     def analyze(self, text: str) -> list[Finding]:
         cfg = self.config
         analyzer = shared_analyzer(
-            cfg.spacy_model, cfg.language, cfg.phi_recognizers, cfg.offline_suffix_list
+            cfg.spacy_model,
+            cfg.language,
+            cfg.phi_recognizers,
+            cfg.offline_suffix_list,
+            cfg.pattern_recognizers,
+            cfg.disable_parser,
         )
         results = analyzer.analyze(
             text, language=cfg.language, entities=cfg.entities, score_threshold=self._min_threshold

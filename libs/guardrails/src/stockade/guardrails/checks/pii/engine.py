@@ -57,6 +57,7 @@ def shared_analyzer(
     with_phi: bool,
     offline_suffix_list: bool = True,
     with_locations: bool = True,
+    disable_parser: bool = True,
 ) -> SharedAnalyzer:
     # The e-mail recognizer's tldextract fetches the suffix list; give it a writable cache (it falls back offline).
     os.environ.setdefault("TLDEXTRACT_CACHE", str(Path(tempfile.gettempdir()) / "stockade-tldextract"))
@@ -72,6 +73,10 @@ def shared_analyzer(
         }
     )
     nlp_engine = provider.create_engine()
+    if disable_parser:  # Presidio uses tokens, lemmas and entities, never the dependency parse
+        for nlp in nlp_engine.nlp.values():
+            if "parser" in nlp.pipe_names:
+                nlp.disable_pipe("parser")
     registry = presidio.RecognizerRegistry(supported_languages=[language])
     registry.load_predefined_recognizers(languages=[language], nlp_engine=nlp_engine)
     if with_phi:
