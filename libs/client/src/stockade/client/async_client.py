@@ -38,15 +38,15 @@ class AsyncStockadeClient:
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         install_httpx_log_redaction()
-        self._core = ClientCore(api_key, settings or ClientSettings())
-        s = self._core.settings
+        settings = settings or ClientSettings()
         self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(base_url=s.base_url, timeout=s.timeout_s)
+        self._http = http_client or httpx.AsyncClient(base_url=settings.base_url, timeout=settings.timeout_s)
+        self._core = ClientCore(api_key, settings, str(self._http.base_url))
         self._push: PromptPushSubscription | None = None
         self._refreshes: set[asyncio.Task[None]] = set()
 
     def __repr__(self) -> str:
-        return f"AsyncStockadeClient(base_url={self._core.settings.base_url!r})"
+        return f"AsyncStockadeClient(base_url={self._core.base_url!r})"
 
     async def __aenter__(self) -> AsyncStockadeClient:
         if self._core.settings.push.nats_url is not None:

@@ -24,16 +24,17 @@ API_KEY_QUERY = "api_key"
 class ClientCore:
     """Holds the key, the settings and the cache; decides what to send and what to return."""
 
-    def __init__(self, api_key: str, settings: ClientSettings) -> None:
+    def __init__(self, api_key: str, settings: ClientSettings, base_url: str) -> None:
         if not api_key:
             raise ValueError("an API key is required")
         self._api_key = api_key
         self.settings = settings
+        self.base_url = base_url.rstrip("/")
         self.cache = ResponseCache()
         self.push_active = False
 
     def __repr__(self) -> str:  # the key never appears
-        return f"ClientCore(base_url={self.settings.base_url!r})"
+        return f"ClientCore(base_url={self.base_url!r})"
 
     def build(
         self, client: httpx.Client | httpx.AsyncClient, call: Call[Any], entry: CachedEntry | None
@@ -105,7 +106,7 @@ class ClientCore:
         raise error_from_response(response, uniform_read=call.uniform_read, what=call.what)
 
     def _unreachable(self, call: Call[T], entry: CachedEntry | None, reason: str) -> T:
-        where = f"{call.method} {self.settings.base_url}{call.path}"
+        where = f"{call.method} {self.base_url}{call.path}"
         if entry is not None and call.is_read and self.settings.cache.serve_stale_when_unreachable:
             age = time.monotonic() - entry.confirmed_at
             log.warning(

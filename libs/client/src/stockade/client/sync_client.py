@@ -38,14 +38,14 @@ class StockadeClient:
         http_client: httpx.Client | None = None,
     ) -> None:
         install_httpx_log_redaction()
-        self._core = ClientCore(api_key, settings or ClientSettings())
-        s = self._core.settings
+        settings = settings or ClientSettings()
         self._owns_http = http_client is None
-        self._http = http_client or httpx.Client(base_url=s.base_url, timeout=s.timeout_s)
+        self._http = http_client or httpx.Client(base_url=settings.base_url, timeout=settings.timeout_s)
+        self._core = ClientCore(api_key, settings, str(self._http.base_url))
         self._push: BackgroundPush | None = None
 
     def __repr__(self) -> str:
-        return f"StockadeClient(base_url={self._core.settings.base_url!r})"
+        return f"StockadeClient(base_url={self._core.base_url!r})"
 
     def __enter__(self) -> StockadeClient:
         if self._core.settings.push.nats_url is not None:
