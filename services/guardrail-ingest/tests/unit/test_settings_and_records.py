@@ -84,3 +84,15 @@ def test_records_copy_run_fields_dedupe_and_normalise_time() -> None:
     )
     assert first["occurred_at"] == "2026-11-22T12:00:00+00:00"  # stored in UTC
     assert first["received_at"] == received.isoformat() and first["labels"] == {"k": "v"}
+
+
+def test_openapi_documents_the_post_body_and_reply() -> None:
+    from stockade.guardrail_ingest.main import create_app
+
+    spec = create_app(GuardrailIngestSettings()).openapi()
+    post = spec["paths"]["/api/v1/guardrails/{db_type}"]["post"]
+    body = post["requestBody"]["content"]["application/json"]["schema"]
+    assert set(body["required"]) == {"run", "events"}
+    assert "event_id" in body["properties"]["events"]["items"]["properties"]  # inlined, no dangling $ref
+    assert "$ref" not in str(body)
+    assert "202" in post["responses"]

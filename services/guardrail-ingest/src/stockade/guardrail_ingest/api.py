@@ -26,10 +26,36 @@ from pydantic import ValidationError
 
 from stockade.guardrail_ingest.deps import IngestDep
 from stockade.guardrail_ingest.ingest import QueueUnavailableError
-from stockade.guardrails.storage.wire import DB_TYPES, DbTypeReply, GuardrailBatch
+from stockade.guardrails.storage.wire import DB_TYPES, BatchAccepted, DbTypeReply, GuardrailBatch
 from stockade.runtime.errors import error_response
 
 router = APIRouter(prefix="/api/v1", tags=["guardrail storage"])
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema with its ``$defs`` references inlined (the body is parsed by hand, so FastAPI cannot
+    register the models; this keeps /docs showing the real body)."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return walk(dict(defs[node["$ref"].rsplit("/", 1)[-1]]))
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    result: dict[str, Any] = walk(schema)
+    return result
+
+
+_BODY_DOC = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": _inlined(GuardrailBatch.model_json_schema())}},
+    }
+}
 
 
 @router.get("/db_type", response_model=DbTypeReply)
@@ -37,7 +63,13 @@ async def db_type(ingest: IngestDep) -> DbTypeReply:
     return DbTypeReply(db_type=ingest.db_type)
 
 
-@router.post("/guardrails/{db_type}", status_code=202, response_model=None)
+@router.post(
+    "/guardrails/{db_type}",
+    status_code=202,
+    response_model=None,
+    openapi_extra=_BODY_DOC,
+    responses={202: {"model": BatchAccepted, "description": "Queued durably; stored by the sink workers."}},
+)
 async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSONResponse:
     limits = ingest.settings.ingest
     if limits.api_key and not hmac.compare_digest(
