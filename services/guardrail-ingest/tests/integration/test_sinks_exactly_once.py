@@ -283,3 +283,22 @@ async def test_undecodable_message_is_terminated_not_retried(store: Store, js: A
     await asyncio.sleep(1.5)  # past ack_wait: a poison message that was not terminated would come back
     await _stop(worker, task)
     assert worker.stats.poison == 1 and len(await store.ids()) == 2
+
+
+@pytest.mark.clickhouse
+@pytest.mark.parametrize("store", ["clickhouse"], indirect=True)
+async def test_clickhouse_racing_writers_are_deduplicated_by_the_insert_token(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers that both checked before either inserted: the server drops the second identical insert."""
+    client = store.sink._connected()  # type: ignore[attr-defined]
+
+    class NothingStoredYet:
+        result_rows: list[Any] = []
+
+    monkeypatch.setattr(client, "query", lambda *a, **k: NothingStoredYet())
+    records = _records(5)
+    await store.sink.write(records)
+    await store.sink.write(records)
+    monkeypatch.undo()
+    assert sorted(await store.ids()) == sorted(r["event_id"] for r in records)
