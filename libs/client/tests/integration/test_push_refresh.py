@@ -1,0 +1,77 @@
+"""Push refresh: another client's publish reaches prompt-api's outbox, JetStream on a real NATS server, and the
+subscribed client's cache at once, without the subscriber calling anything."""
+
+import asyncio
+import time
+
+import pytest
+
+from stockade.client import AsyncStockadeClient, ClientSettings, PushSettings, StockadeClient
+
+pytestmark = [pytest.mark.postgres, pytest.mark.nats]
+
+READ_PATH = "/prompts/active-prompt-version"
+
+
+def _read_200s(world, prompt_name):
+    return [
+        r
+        for r in world.responses
+        if r.request.url.path == READ_PATH
+        and r.request.url.params["prompt_name"] == prompt_name
+        and r.status_code == 200
+    ]
+
+
+async def test_async_client_refreshes_on_prompt_published(world, nats_url):
+    p = world.project_id
+    publisher = AsyncStockadeClient(world.write_key, ClientSettings(base_url=world.base_url))
+    settings = ClientSettings(push=PushSettings(nats_url=nats_url))
+    try:
+        await publisher.publish_prompt(p, "pushed", "version one")
+        async with AsyncStockadeClient(world.read_key, settings, http_client=world.async_http()) as agent:
+            assert (await agent.get_prompt(p, "pushed")).version == 1
+            # with push connected, a confirmed copy is served without a request
+            sent = len(world.requests)
+            assert (await agent.get_prompt(p, "pushed")).version == 1
+            assert len(world.requests) == sent
+
+            await publisher.publish_prompt(p, "pushed", "version two")
+            deadline = time.monotonic() + 20
+            while len(_read_200s(world, "pushed")) < 2:  # the refresh the event triggered
+                assert time.monotonic() < deadline, "no refresh after prompt.published.v1"
+                await asyncio.sleep(0.05)
+            sent = len(world.requests)
+            refreshed = await agent.get_prompt(p, "pushed")
+            assert (refreshed.version, refreshed.content) == (2, "version two")
+            assert len(world.requests) == sent, "the refreshed copy is served from the cache"
+    finally:
+        await publisher.aclose()
+
+
+def test_sync_client_refreshes_on_prompt_published(world, nats_url):
+    p = world.project_id
+    settings = ClientSettings(push=PushSettings(nats_url=nats_url))
+    with (
+        StockadeClient(world.write_key, ClientSettings(base_url=world.base_url)) as publisher,
+        StockadeClient(world.read_key, settings, http_client=world.http()) as agent,
+    ):
+        publisher.publish_prompt(p, "pushed-sync", "one")
+        assert agent.get_prompt(p, "pushed-sync").content == "one"
+        publisher.publish_prompt(p, "pushed-sync", "two")
+        deadline = time.monotonic() + 20
+        while len(_read_200s(world, "pushed-sync")) < 2:
+            assert time.monotonic() < deadline, "no refresh after prompt.published.v1"
+            time.sleep(0.05)
+        sent = len(world.requests)
+        assert agent.get_prompt(p, "pushed-sync").content == "two"
+        assert len(world.requests) == sent
+
+
+async def test_without_push_every_read_revalidates(world):
+    async with AsyncStockadeClient(world.write_key, http_client=world.async_http()) as client:
+        await client.publish_prompt(world.project_id, "no-push", "x")
+        for _ in range(3):
+            await client.get_prompt(world.project_id, "no-push")
+    reads = [r.status_code for r in world.responses if r.request.method == "GET"]
+    assert reads == [200, 304, 304]
