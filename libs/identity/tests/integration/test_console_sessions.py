@@ -57,6 +57,13 @@ async def test_sign_in_session_lifecycle(sessions):
         assert csrf_matches(started.token, live.csrf_token)
         assert not csrf_matches(started.token, "0" * 64) and not csrf_matches(started.token, None)
         assert await resolve_session(s, started.token + "x") is None
+        row = (await s.execute(select(ConsoleSession))).scalar_one()
+        row.last_seen_at -= timedelta(minutes=5)
+        await s.commit()
+        stale = row.last_seen_at
+        assert (await resolve_session(s, started.token)) is not None
+        await s.refresh(row)
+        assert row.last_seen_at > stale + timedelta(minutes=4)
 
         assert await end_session(s, started.token) is True
         assert await resolve_session(s, started.token) is None

@@ -26,6 +26,7 @@ from stockade.identity.tables import Base, User
 
 TOKEN_BYTES = 32
 MIN_PASSWORD_LENGTH = 8
+LAST_SEEN_GRANULARITY = timedelta(minutes=1)
 # Verified when the e-mail is unknown, so an unknown user costs the same scrypt work as a known one.
 _DUMMY_PASSWORD_HASH = hash_password(secrets.token_urlsafe(16))
 
@@ -140,9 +141,16 @@ async def resolve_session(session: AsyncSession, token: str | None) -> SessionPr
     if row is None:
         return None
     live, user = row
-    if live.revoked_at is not None or live.expires_at <= utcnow():
+    now = utcnow()
+    if live.revoked_at is not None or live.expires_at <= now:
         return None
-    return SessionPrincipal(live.id, UserPublic.model_validate(user), live.expires_at, csrf_token_for(token))
+    principal = SessionPrincipal(
+        live.id, UserPublic.model_validate(user), live.expires_at, csrf_token_for(token)
+    )
+    if now - live.last_seen_at > LAST_SEEN_GRANULARITY:  # at most one write a minute per session
+        live.last_seen_at = now
+        await session.commit()
+    return principal
 
 
 async def end_session(session: AsyncSession, token: str | None) -> bool:
