@@ -50,6 +50,7 @@ class ServedApp:
 class World:
     base_url: str
     server: ServedApp
+    db_url: str
     org_id: str
     project_id: str  # direct flow; alice is a member
     foreign_project_id: str  # another organisation
@@ -129,6 +130,6 @@ async def world(postgres_database, nats_url) -> Iterator[World]:
     server = ServedApp(settings)
     await asyncio.to_thread(server.start)
     try:
-        yield World(server.base_url, server, **seeded)
+        yield World(server.base_url, server, postgres_database, **seeded)
     finally:
         await asyncio.to_thread(server.stop)

@@ -2,7 +2,9 @@
 
 import logging
 
+import asyncpg
 import pytest
+from sqlalchemy.engine import make_url
 
 from stockade.client import (
     AsyncStockadeClient,
@@ -84,3 +86,27 @@ def test_without_stale_serving_an_outage_raises(world):
         world.server.stop()
         with pytest.raises(ServerUnavailableError):
             client.get_prompt(world.project_id, "strict")
+
+
+async def test_5xx_is_retried_then_the_last_good_copy_is_served(world, postgres_url, caplog):
+    """A real 500: the server's database is dropped under it (the server itself keeps running)."""
+    caplog.set_level(logging.WARNING, logger="stockade.client")
+    p = world.project_id
+    client = StockadeClient(world.write_key, FAST_RETRY, http_client=world.http())
+    try:
+        client.publish_prompt(p, "db-gone", "cached before the outage")
+        good = client.get_prompt(p, "db-gone")
+        admin = await asyncpg.connect(postgres_url)
+        try:
+            await admin.execute(f'DROP DATABASE "{make_url(world.db_url).database}" WITH (FORCE)')
+        finally:
+            await admin.close()
+        world.responses.clear()
+        assert client.get_prompt(p, "db-gone") == good
+        assert [r.status_code for r in world.responses] == [500, 500, 500]
+        [warning] = [r for r in caplog.records if r.name == "stockade.client"]
+        assert "server error 500" in warning.getMessage() and "last good copy" in warning.getMessage()
+        with pytest.raises(ServerUnavailableError, match="500"):
+            client.list_prompts(p)  # never read before: nothing to fall back on
+    finally:
+        client.close()

@@ -35,6 +35,8 @@ async def test_async_client_refreshes_on_prompt_published(world, nats_url):
             sent = len(world.requests)
             assert (await agent.get_prompt(p, "pushed")).version == 1
             assert len(world.requests) == sent
+            await agent.list_prompts(p)  # no event covers listings: they always ask
+            assert len(world.requests) == sent + 1
 
             await publisher.publish_prompt(p, "pushed", "version two")
             deadline = time.monotonic() + 20

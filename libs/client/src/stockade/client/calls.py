@@ -31,6 +31,8 @@ class Call(Generic[T]):
     # Only the uniform read endpoint: the spec (4.1) takes the key there as the api_key query parameter.
     key_in_query: bool = False
     cache_key: CacheKey | None = None
+    # prompt.published.v1 invalidates this read's cached copy, so push may let it skip revalidation
+    push_invalidated: bool = False
     what: str = ""
 
     @property
@@ -70,6 +72,7 @@ def get_active_prompt(project_id: str, prompt_name: str) -> Call[PromptVersion]:
         params={"project_id": project_id, "prompt_name": prompt_name},
         key_in_query=True,
         cache_key=prompt_key(project_id, prompt_name),
+        push_invalidated=True,
         what=f"prompt {prompt_name!r} of project {project_id!r}",
     )
 

@@ -54,11 +54,13 @@ class ClientCore:
             return None
         return self.cache.get(call.cache_key)
 
-    def trusted(self, entry: CachedEntry | None) -> bool:
-        """With push on and connected, a recent copy not invalidated by an event is served without a request."""
+    def trusted(self, call: Call[Any], entry: CachedEntry | None) -> bool:
+        """With push on and connected, a recent prompt copy no event invalidated is served without a request
+        (only prompt reads: no event tells about the other reads)."""
         trust = self.settings.cache.push_trust_s
         return (
-            entry is not None
+            call.push_invalidated
+            and entry is not None
             and self.push_active
             and trust > 0
             and not entry.invalidated

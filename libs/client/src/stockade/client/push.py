@@ -26,7 +26,7 @@ MISSING_EXTRA = (
 def import_nats() -> Any:
     try:
         import nats
-    except ImportError as exc:  # pragma: no cover - the workspace installs the extra
+    except ImportError as exc:
         raise ImportError(MISSING_EXTRA) from exc
     return nats
 

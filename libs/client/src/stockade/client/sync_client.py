@@ -80,7 +80,7 @@ class StockadeClient:
     def _run(self, call: Call[T]) -> T:
         core = self._core
         entry = core.cached_entry(call)
-        if core.trusted(entry):
+        if core.trusted(call, entry):
             assert entry is not None
             value: T = entry.value
             return value
