@@ -3,10 +3,12 @@
 (Counted, not timed: timing assertions are flaky on shared machines; equal work is what makes timing equal.)
 """
 
+import asyncpg
 from sqlalchemy import event
 
 from stockade import identity
 from stockade.identity import keys
+from stockade.prompt_api.read_path import SqlAlchemyReader
 
 PATH = "/prompts/active-prompt-version"
 
@@ -26,8 +28,20 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
     def on_sql(*_):
         counts["sql"] += 1
 
-    engine = client.app.state.read_engine.sync_engine
-    event.listen(engine, "before_cursor_execute", on_sql)
+    reader = client.app.state.reader
+    if isinstance(reader, SqlAlchemyReader):
+        engine = reader.engine.sync_engine
+        event.listen(engine, "before_cursor_execute", on_sql)
+    else:  # PostgreSQL: the asyncpg pool; every way a connection can run a statement is counted
+        engine = None
+        for name in ("execute", "executemany", "fetch", "fetchrow", "fetchval", "prepare"):
+            real = getattr(asyncpg.connection.Connection, name)
+
+            def counted(self, *args, _real=real, **kwargs):
+                on_sql()
+                return _real(self, *args, **kwargs)
+
+            monkeypatch.setattr(asyncpg.connection.Connection, name, counted)
     real_hash, real_match = keys.hash_key, keys.hashes_match
 
     def hash_key(text):
@@ -60,5 +74,6 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
             assert r.status_code == (200 if label == "hit" else 404), label
             seen[label] = dict(counts)
     finally:
-        event.remove(engine, "before_cursor_execute", on_sql)
+        if engine is not None:
+            event.remove(engine, "before_cursor_execute", on_sql)
     assert all(c == {"sql": 1, "hash": 1, "compare": 1} for c in seen.values()), seen

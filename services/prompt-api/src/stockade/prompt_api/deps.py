@@ -10,10 +10,11 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.identity import KeyPrincipal, authenticate, can_write
 from stockade.prompt_api.outbox import OutboxRelay
+from stockade.prompt_api.read_path import ActivePromptReader
 from stockade.prompt_api.settings import PromptApiSettings
 
 API_KEY_HEADER = "X-API-Key"
@@ -37,10 +38,10 @@ async def get_session(
         yield session
 
 
-async def get_read_engine(request: Request) -> AsyncEngine:
-    """The autocommit, no-pre-ping engine of the hot read path."""
-    engine: AsyncEngine = request.app.state.read_engine
-    return engine
+async def get_reader(request: Request) -> ActivePromptReader:
+    """The hot read path (its own pool; see ``read_path``)."""
+    reader: ActivePromptReader = request.app.state.reader
+    return reader
 
 
 async def get_relay(request: Request) -> OutboxRelay | None:
@@ -51,7 +52,7 @@ async def get_relay(request: Request) -> OutboxRelay | None:
 SettingsDep = Annotated[PromptApiSettings, Depends(get_settings)]
 SessionsDep = Annotated[async_sessionmaker[AsyncSession], Depends(get_sessions)]
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
-ReadEngineDep = Annotated[AsyncEngine, Depends(get_read_engine)]
+ActivePromptReaderDep = Annotated[ActivePromptReader, Depends(get_reader)]
 RelayDep = Annotated[OutboxRelay | None, Depends(get_relay)]
 
 

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from stockade.prompt_api import migrate
 from stockade.prompt_api.errors import BodyTooLarge, Forbidden, InvalidContent, InvalidPath, NotFound
 from stockade.prompt_api.outbox import OutboxRelay
+from stockade.prompt_api.read_path import ActivePromptReader, PostgresReader, SqlAlchemyReader
 from stockade.prompt_api.routes import prompts, skills
 from stockade.prompt_api.settings import PromptApiSettings
 from stockade.runtime import (
@@ -24,8 +25,10 @@ from stockade.runtime import (
     error_response,
     health_router,
     install_error_handlers,
+    normalise_url,
     session_factory,
 )
+from stockade.runtime.db import is_sqlite
 
 _STATUS: dict[type[Exception], tuple[int, str]] = {
     Forbidden: (403, "forbidden"),
@@ -49,17 +52,14 @@ def create_app(settings: PromptApiSettings | None = None, *, configure_logs: boo
         sessions = session_factory(engine)
         relay = OutboxRelay(sessions, settings.nats, settings.outbox, settings.service_name)
         app.state.engine, app.state.sessions, app.state.relay = engine, sessions, relay
-        # The hot read path has its own pool: one statement needs no transaction (autocommit saves the BEGIN
-        # and ROLLBACK round trips) and no pre-ping round trip (a dropped connection is retried once instead).
-        read_engine = create_engine(settings.db.model_copy(update={"pool_pre_ping": False}))
-        app.state.read_engine = read_engine.execution_options(isolation_level="AUTOCOMMIT")
+        app.state.reader = reader = await _active_prompt_reader(settings)
         if settings.outbox.enabled:
             relay.start()
         try:
             yield
         finally:
             await relay.stop()
-            await read_engine.dispose()
+            await reader.close()
             await engine.dispose()
 
     app = FastAPI(title="Stockade prompt-api", version="1", lifespan=lifespan)
@@ -73,6 +73,17 @@ def create_app(settings: PromptApiSettings | None = None, *, configure_logs: boo
     app.include_router(prompts.router)
     app.include_router(skills.router)
     return app
+
+
+async def _active_prompt_reader(settings: PromptApiSettings) -> ActivePromptReader:
+    """The hot read path has its own pool: one statement needs no transaction (autocommit saves the BEGIN and
+    ROLLBACK round trips) and no pre-ping round trip (a dropped connection is retried once instead). On
+    PostgreSQL it is a plain asyncpg pool (no ORM on the hot path); on SQLite an autocommit SQLAlchemy engine."""
+    url = normalise_url(settings.db.url)
+    if not is_sqlite(url):
+        return await PostgresReader.connect(url, settings.db.pool_size + settings.db.max_overflow)
+    engine = create_engine(settings.db.model_copy(update={"pool_pre_ping": False}))
+    return SqlAlchemyReader(engine.execution_options(isolation_level="AUTOCOMMIT"))
 
 
 def _handler(status: int, code: str):  # type: ignore[no-untyped-def]

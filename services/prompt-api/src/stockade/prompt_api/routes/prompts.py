@@ -9,7 +9,7 @@ from stockade.prompt_api import prompts
 from stockade.prompt_api.body import parse_body
 from stockade.prompt_api.conditional import not_modified, response_304
 from stockade.prompt_api.deps import (
-    ReadEngineDep,
+    ActivePromptReaderDep,
     ReaderDep,
     RelayDep,
     SessionDep,
@@ -28,21 +28,20 @@ UNIFORM_404 = b'{"error":{"code":"not_found","message":"not found"}}'
 @router.get("/active-prompt-version", response_model=PromptVersionPublic)
 async def read_active_prompt_version(
     request: Request,
-    engine: ReadEngineDep,
+    reader: ActivePromptReaderDep,
     api_key: str | None = None,
     project_id: str | None = None,
     prompt_name: str | None = None,
 ) -> Response:
-    found = await prompts.read_active_once(engine, api_key, project_id, prompt_name)
+    found = await reader.read(api_key, project_id, prompt_name)
     if found is None:
         return Response(content=UNIFORM_404, status_code=404, media_type="application/json")
-    tag = prompts.etag(found.version, found.sha256)
-    if not_modified(request, tag):
-        return response_304(tag)
+    if not_modified(request, found.etag):
+        return response_304(found.etag)
     return Response(
-        content=found.model_dump_json(),
+        content=found.body,
         media_type="application/json",
-        headers={"ETag": tag, "Cache-Control": "no-cache"},
+        headers={"ETag": found.etag, "Cache-Control": "no-cache"},
     )
 
 
