@@ -125,3 +125,26 @@ async def test_pages_redirect_to_sign_in_and_carry_security_headers(console, cli
     assert "default-src 'self'" in page.headers["content-security-policy"]
     css = await client.get("/static/console.css")
     assert css.status_code == 200 and "text/css" in css.headers["content-type"]
+
+
+async def test_per_address_limit_uses_the_configured_proxy_header(postgres_database, nats_url, settings_for):
+    settings = settings_for(postgres_database, nats_url)
+    settings.sign_in.client_ip_header = "X-Forwarded-For"
+    settings.sign_in.max_failures_per_client = 2
+    settings.sign_in.max_failures_per_email = 10
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+
+            async def attempt(email, address):
+                data = {"email": email, "password": "wrong password"}
+                return (
+                    await c.post("/login", data=data, headers={"X-Forwarded-For": f"spoofed, {address}"})
+                ).status_code
+
+            assert await attempt("a@example.org", "10.1.1.1") == 401
+            assert await attempt("b@example.org", "10.1.1.1") == 401
+            assert (
+                await attempt("c@example.org", "10.1.1.1") == 429
+            )  # the address is used up, whatever the e-mail
+            assert await attempt("c@example.org", "10.2.2.2") == 401  # another visitor behind the same proxy

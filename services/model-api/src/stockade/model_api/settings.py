@@ -32,6 +32,13 @@ class SignInSettings(BaseModel):
     window_s: int = Field(default=15 * 60, ge=1, description="Window over which failures are counted.")
     max_failures_per_email: int = Field(default=5, ge=1, description="Failures per e-mail in the window.")
     max_failures_per_client: int = Field(default=20, ge=1, description="Failures per client address.")
+    client_ip_header: str | None = Field(
+        default=None,
+        description=(
+            "Header carrying the client address (e.g. X-Forwarded-For; its last entry is used) when a proxy you "
+            "control sets it. Unset: the TCP peer address."
+        ),
+    )
 
 
 class LimitSettings(BaseModel):

@@ -44,7 +44,11 @@ def _secure(request: Request, settings: ModelApiSettings) -> bool:
     return mode == "always" or (mode == "auto" and request.url.scheme == "https")
 
 
-def _client(request: Request) -> str:
+def _client(request: Request, settings: ModelApiSettings) -> str:
+    """The address failures are counted against: the proxy's header if configured, else the TCP peer."""
+    header = settings.sign_in.client_ip_header
+    if header and request.headers.get(header):
+        return request.headers[header].split(",")[-1].strip()[:64] or "unknown"
     return request.client.host if request.client else "unknown"
 
 
@@ -65,7 +69,7 @@ async def login(request: Request, db: DbDep, settings: SettingsDep) -> Response:
     budget = await sign_in_budget(
         db,
         email,
-        _client(request),
+        _client(request, settings),
         window=window,
         max_per_email=limits.max_failures_per_email,
         max_per_client=limits.max_failures_per_client,
@@ -85,7 +89,7 @@ async def login(request: Request, db: DbDep, settings: SettingsDep) -> Response:
         return page
     user = await verify_credentials(db, email, password) if email and password else None
     if user is None:
-        await record_sign_in_failure(db, email or "(empty)", _client(request))
+        await record_sign_in_failure(db, email or "(empty)", _client(request, settings))
         return render(request, "login.html", None, 401, next=target, email=email, error=WRONG)
     await clear_sign_in_failures(db, email, older_than=window)
     ttl = timedelta(hours=settings.session.ttl_hours)
