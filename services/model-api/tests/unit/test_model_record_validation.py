@@ -67,6 +67,9 @@ def test_typo_in_a_field_name_is_rejected_not_dropped():
         (1_000_000.5, "at most 1000000"),
         ("0.0000001", "6 decimal places"),
         ([1], "must be a number"),
+        ("1_000", "not a decimal"),
+        ("-0", "negative"),
+        (float("inf"), "finite"),
     ],
 )
 def test_bad_prices(value, fragment):

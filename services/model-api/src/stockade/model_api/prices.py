@@ -17,13 +17,15 @@ def parse_price(value: Any) -> Decimal | None:
     if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise ValueError('must be a number (or a decimal string such as "0.15")')
     text = str(value).strip() if not isinstance(value, float) else repr(value)
+    if "_" in text or len(text) > 64:
+        raise ValueError(f"{value!r} is not a decimal number")
     try:
         price = Decimal(text)
     except InvalidOperation:
         raise ValueError(f"{value!r} is not a decimal number") from None
     if not price.is_finite():
         raise ValueError("must be a finite number")
-    if price < 0:
+    if price < 0 or text.startswith("-"):
         raise ValueError("must not be negative")
     if price > MAX_PRICE:
         raise ValueError(f"must be at most {MAX_PRICE}")
