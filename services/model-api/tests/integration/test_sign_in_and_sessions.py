@@ -133,18 +133,21 @@ async def test_per_address_limit_uses_the_configured_proxy_header(postgres_datab
     settings.sign_in.max_failures_per_client = 2
     settings.sign_in.max_failures_per_email = 10
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://t") as c,
+    ):
 
-            async def attempt(email, address):
-                data = {"email": email, "password": "wrong password"}
-                return (
-                    await c.post("/login", data=data, headers={"X-Forwarded-For": f"spoofed, {address}"})
-                ).status_code
+        async def attempt(email, address):
+            data = {"email": email, "password": "wrong password"}
+            return (
+                await c.post("/login", data=data, headers={"X-Forwarded-For": f"spoofed, {address}"})
+            ).status_code
 
-            assert await attempt("a@example.org", "10.1.1.1") == 401
-            assert await attempt("b@example.org", "10.1.1.1") == 401
-            assert (
-                await attempt("c@example.org", "10.1.1.1") == 429
-            )  # the address is used up, whatever the e-mail
-            assert await attempt("c@example.org", "10.2.2.2") == 401  # another visitor behind the same proxy
+        assert await attempt("a@example.org", "10.1.1.1") == 401
+        assert await attempt("b@example.org", "10.1.1.1") == 401
+        assert (
+            await attempt("c@example.org", "10.1.1.1") == 429
+        )  # the address is used up, whatever the e-mail
+        assert await attempt("c@example.org", "10.2.2.2") == 401  # another visitor behind the same proxy
