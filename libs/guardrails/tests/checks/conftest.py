@@ -14,12 +14,6 @@ from typing import Any, ClassVar
 import pytest
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # Until the stockade.testing plugin registers the project markers (CONTRIBUTING.md), register ours.
-    for marker in ("ml: needs torch/transformers/presidio models", "slow: slower than a second"):
-        config.addinivalue_line("markers", marker)
-
-
 @dataclass
 class Reply:
     status: int = 200
@@ -76,7 +70,7 @@ def scripted_service() -> Iterator[ScriptedService]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     service.url = f"http://127.0.0.1:{server.server_address[1]}"
     yield service
