@@ -77,3 +77,16 @@ async def test_without_push_every_read_revalidates(world):
             await client.get_prompt(world.project_id, "no-push")
     reads = [r.status_code for r in world.responses if r.request.method == "GET"]
     assert reads == [200, 304, 304]
+
+
+async def test_own_publish_is_read_back_at_once_with_push_on(world, nats_url):
+    """A trusted copy must not hide the client's own publish while its event is still on the way."""
+    settings = ClientSettings(push=PushSettings(nats_url=nats_url))
+    async with AsyncStockadeClient(world.write_key, settings, http_client=world.async_http()) as client:
+        await client.publish_prompt(world.project_id, "own", "one")
+        assert (await client.get_prompt(world.project_id, "own")).content == "one"
+        for n in range(2, 5):
+            await client.publish_prompt(world.project_id, "own", f"v{n}")
+            assert (await client.get_prompt(world.project_id, "own")).version == n
+        await client.rollback(world.project_id, "own", 1)
+        assert (await client.get_prompt(world.project_id, "own")).content == "one"

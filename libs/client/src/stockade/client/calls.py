@@ -33,6 +33,8 @@ class Call(Generic[T]):
     cache_key: CacheKey | None = None
     # prompt.published.v1 invalidates this read's cached copy, so push may let it skip revalidation
     push_invalidated: bool = False
+    # a successful publish makes this cached read out of date at once (not only when its event arrives)
+    invalidates: CacheKey | None = None
     what: str = ""
 
     @property
@@ -111,7 +113,9 @@ def publish_prompt(
         body["config"] = dict(config)
     if commit_message is not None:
         body["commit_message"] = commit_message
-    return Call("POST", READ_PATH, _PROMPT, json=body, is_read=False)
+    return Call(
+        "POST", READ_PATH, _PROMPT, json=body, is_read=False, invalidates=prompt_key(project_id, prompt_name)
+    )
 
 
 def rollback(
@@ -120,7 +124,14 @@ def rollback(
     body: dict[str, Any] = {"project_id": project_id, "version": version}
     if commit_message is not None:
         body["commit_message"] = commit_message
-    return Call("POST", f"/prompts/{_segment(prompt_name)}/rollback", _PROMPT, json=body, is_read=False)
+    return Call(
+        "POST",
+        f"/prompts/{_segment(prompt_name)}/rollback",
+        _PROMPT,
+        json=body,
+        is_read=False,
+        invalidates=prompt_key(project_id, prompt_name),
+    )
 
 
 def list_skills(project_id: str) -> Call[list[SkillSummary]]:

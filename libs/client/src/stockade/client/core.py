@@ -100,6 +100,8 @@ class ClientCore:
             return value
         if 200 <= status < 300:
             parsed = call.parse(response)
+            if call.invalidates is not None:
+                self.cache.invalidate(call.invalidates)
             if call.cache_key is not None and self.settings.cache.enabled:
                 self.cache.put(call.cache_key, parsed, response.headers.get("ETag"))
             return parsed
