@@ -106,3 +106,32 @@ async def test_wired_into_check_output_only_and_masks_text() -> None:
     blocked = await system.check_output("here: AKIAZ3MSJV4WWNKWW5FG")
     assert blocked.blocked and "exfiltration" in (blocked.error or "")
     assert "AKIAZ3MSJV4WWNKWW5FG" not in blocked.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CREATE USER app IDENTIFIED BY 'Tq7#pLm2Zx';",
+        "mysql -u root --password Sne3sd8AZjq",
+        "<password>Hq8!vR2mZp</password>",
+        'if (password !== "PaS5w0rD2#") {',
+        'curl -u "admin:dG9rZW4gQ2" https://127.0.0.1',
+        '$env:P = ConvertTo-SecureString "4yd21JKH~GE8dkd"',
+    ],
+)
+def test_credential_forms_in_code_and_commands(text: str) -> None:
+    hits = SecretScanner(use_detect_secrets=False).scan(text)
+    assert [h.rule for h in hits] == ["credential_in_context"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "bypass = 'cackle12!'",  # 'pass' inside another word is not a key
+        "token: ghp_1111111111111111111111111111111111111",  # a made-up, low-entropy value
+        "api_key = 'ABCDEFGHIJKLMNOP12345'",  # a run of sequential characters
+        "ALTER USER bob PASSWORD EXPIRE INTERVAL 90 DAY;",  # a keyword, not a value
+    ],
+)
+def test_fake_or_keyword_values_are_not_secrets(text: str) -> None:
+    assert SecretScanner(use_detect_secrets=False).scan(text) == []

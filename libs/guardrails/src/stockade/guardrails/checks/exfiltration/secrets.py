@@ -16,7 +16,7 @@ from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
 _KEY_WORDS = r"pass(?:wd|word|phrase)?|pwd|pw|secret|token|api|key|auth\w*|credential|salt|nonce|signature|bearer|userpwd"
 # key = value, key: value, "key": "value", key is value
 _CONTEXT = re.compile(
-    rf"(?i)(?P<key>[\w.\-]{{0,40}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?:{_KEY_WORDS})(?-i:(?![a-z]))[\w.\-]{{0,20}}?)[\"']?\s*(?::=|=>|==|[:=]|\s+(?:is|was)\s+)"
+    rf"(?i)(?P<key>[\w.\-]{{0,40}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[a-z]))(?:{_KEY_WORDS})(?-i:(?![a-z]))[\w.\-]{{0,20}}?)[\"']?\s*(?::=|=>|[!=]==?|[:=]|\s+(?:is|was)\s+)"
     r"\s*(?:[a-z]{1,2}\(|[bu])?[\"'`]?(?P<value>[^\s\"'`;,)<>{}\]]{4,})"
 )
 # command lines (--password X, -Password 'X') and SQL (IDENTIFIED BY X, WITH PASSWORD 'X')
@@ -25,11 +25,13 @@ _FLAG = re.compile(
     r"[\"']?(?P<value>[^\s\"']{4,})"
 )
 _SQL = re.compile(
-    r"(?i)\b(?:(?P<key>identified\s+by)\s+[\"']?|(?P<key2>password)\s+[\"'])(?P<value>[^\s\"';]{4,})"
+    r"(?i)\b(?:(?P<key>identified\s+(?:with\s+\w+\s+)?by)\s+[\"']?|(?P<key2>password)\s+[\"'])"
+    r"(?P<value>[^\s\"';]{4,})"
 )
 _XML = re.compile(
     r"(?i)<(?P<key>[\w:\-]*(?:pass\w*|secret|token|pwd|api[_\-]?key)[\w:\-]*)(?:\s[^>]*)?>(?P<value>[^<\s]{4,})</"
 )
+_CURL_USER = re.compile(r"(?i)\bcurl\b[^\n]*?\s(?P<key>-u|--user)\s+[\"']?[^:\s\"']+:(?P<value>[^\s\"']{4,})")
 _SECURE_STRING = re.compile(r"(?i)(?P<key>ConvertTo-SecureString)\s+[\\\"']*(?P<value>[^\s\"'\\]{4,})")
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:\$|%|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
@@ -80,7 +82,7 @@ def looks_like_credential(value: str, *, key: str, entropy_threshold: float, min
         return False
     if re.fullmatch(r"[a-z]+(?:[_\-.][a-z]+)*", value) and len(value) < 24:  # an identifier, not a value
         return False
-    is_password = bool(re.search(r"(?i)pass|pwd|pw|secure|identified", key))
+    is_password = bool(re.search(r"(?i)pass|pwd|pw|secure|identified|^-u$|^--user$", key))
     if is_password:
         # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
         return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
@@ -104,7 +106,7 @@ class SecretScanner:
                 g = 1 if m.lastindex else 0
                 if rule in _NO_FAKE_FILTER or not looks_fake(m.group(g)):
                     hits.append(SecretHit(m.start(g), m.end(g), rule, 0.95))
-        for pattern in (_CONTEXT, _FLAG, _SQL, _XML, _SECURE_STRING):
+        for pattern in (_CONTEXT, _FLAG, _SQL, _XML, _SECURE_STRING, _CURL_USER):
             for m in pattern.finditer(text):
                 value, key = m.group("value"), m.group("key") or m.group("key2") or ""
                 if looks_like_credential(
