@@ -38,6 +38,8 @@ class AsyncStockadeClient:
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         install_httpx_log_redaction()
+        if not api_key:
+            raise ValueError("an API key is required")
         settings = settings or ClientSettings()
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(base_url=settings.base_url, timeout=settings.timeout_s)

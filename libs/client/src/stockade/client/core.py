@@ -10,7 +10,12 @@ import httpx
 
 from stockade.client.cache import CachedEntry, ResponseCache
 from stockade.client.calls import Call
-from stockade.client.errors import ServerUnavailableError, StockadeClientError, error_from_response
+from stockade.client.errors import (
+    NotFoundError,
+    ServerUnavailableError,
+    StockadeClientError,
+    error_from_response,
+)
 from stockade.client.settings import ClientSettings
 
 T = TypeVar("T")
@@ -126,6 +131,4 @@ class ClientCore:
 
 
 def not_found_version(what: str, version: int) -> StockadeClientError:
-    from stockade.client.errors import NotFoundError
-
     return NotFoundError(f"{what} has no version {version}", status_code=404, code="not_found")

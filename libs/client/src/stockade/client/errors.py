@@ -84,7 +84,7 @@ def error_from_response(
         )
     cls = _BY_STATUS.get(status, StockadeClientError)
     return cls(
-        f"{where}: {status} {code or ''}: {server_message}".replace(":  ", ": "),
+        f"{where}: {status} {code}: {server_message}" if code else f"{where}: {status}: {server_message}",
         status_code=status,
         code=code,
     )

@@ -38,6 +38,8 @@ class StockadeClient:
         http_client: httpx.Client | None = None,
     ) -> None:
         install_httpx_log_redaction()
+        if not api_key:
+            raise ValueError("an API key is required")
         settings = settings or ClientSettings()
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(base_url=settings.base_url, timeout=settings.timeout_s)
