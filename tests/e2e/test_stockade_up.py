@@ -151,6 +151,15 @@ def test_demo_key_works_and_data_survives_a_restart(stack):
         f"http://127.0.0.1:{stack.prompt}/prompts", params={"project_id": project}, headers={"X-API-Key": key}
     )
     assert r.status_code == 200, r.text
+
+    user, password = next(line.split()[-3::2] for line in stack.output if "console sign-in" in line)
+    console = f"http://127.0.0.1:{stack.model}"
+    with httpx.Client(base_url=console, headers={"Origin": console}) as browser:
+        signed_in = browser.post("/login", data={"email": user, "password": password})
+        assert signed_in.status_code in (200, 303), signed_in.text
+        models = browser.get("/api/platform/models")
+        assert models.status_code == 200, models.text
+    assert httpx.get(f"{console}/api/platform/models").status_code == 401
     assert stack.stop(signal.SIGTERM) == 0
     assert processes_with_marker(stack.run_id) == []
 

@@ -11,7 +11,7 @@ import socket
 import sys
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import httpx
@@ -154,6 +154,8 @@ async def _wait_nats(cfg: StackConfig, child: Child) -> None:
 class DemoInfo:
     api_key: str
     project_id: str
+    user: str = ""
+    console_password: str = ""
 
 
 def prepare_database(cfg: StackConfig) -> DemoInfo | None:
@@ -175,15 +177,20 @@ def prepare_database(cfg: StackConfig) -> DemoInfo | None:
 
     demo = asyncio.run(seed())
     if demo is not None:
-        info = DemoInfo(api_key=str(demo.api_key_plaintext), project_id=str(demo.project_id))  # type: ignore[attr-defined]
+        info = DemoInfo(
+            api_key=str(demo.api_key_plaintext),  # type: ignore[attr-defined]
+            project_id=str(demo.project_id),  # type: ignore[attr-defined]
+            user=str(demo.user.email),  # type: ignore[attr-defined]
+            console_password=str(demo.console_password),  # type: ignore[attr-defined]
+        )
         # Demo convenience for the embedded stack only: the demo key is kept in a 0600 file so later
         # `stockade up` runs can print it again. Real keys are shown once and stored only as SHA-256.
         demo_file.touch(mode=0o600)
-        demo_file.write_text(json.dumps({"api_key": info.api_key, "project_id": info.project_id}) + "\n")
+        demo_file.write_text(json.dumps(asdict(info)) + "\n")
         return info
     if demo_file.exists():
         data = json.loads(demo_file.read_text())
-        return DemoInfo(api_key=data["api_key"], project_id=data["project_id"])
+        return DemoInfo(**data)
     return None
 
 

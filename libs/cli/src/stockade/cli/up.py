@@ -84,6 +84,8 @@ def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
     if demo:
         print(f"\n  demo API key      {demo.api_key}")
         print(f"  demo project      {demo.project_id}")
+        if demo.console_password:
+            print(f"  console sign-in   {demo.user} / {demo.console_password}")
         url = f"http://{cfg.host}:{cfg.prompt_port}/prompts?project_id={demo.project_id}"
         print(f"  try:  curl -H 'X-API-Key: {demo.api_key}' '{url}'")
     print("\nPress Ctrl-C to stop.", flush=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -24,6 +25,7 @@ class DemoSeed:
     user: UserPublic
     api_key_plaintext: str
     review_project_id: str = ""
+    console_password: str = ""
 
 
 async def seed_demo(session_factory: async_sessionmaker[AsyncSession]) -> DemoSeed | None:
@@ -32,7 +34,8 @@ async def seed_demo(session_factory: async_sessionmaker[AsyncSession]) -> DemoSe
         if (await session.execute(select(Organisation.id).limit(1))).first() is not None:
             return None
         org = await directory.create_organisation(session, DEMO_ORGANISATION)
-        user = await directory.create_user(session, DEMO_USER)
+        console_password = secrets.token_urlsafe(12)  # random per database; shown by stockade up
+        user = await directory.create_user(session, DEMO_USER, password=console_password)
         project = await directory.create_project(session, org.id, DEMO_PROJECT, Flow.DIRECT.value)
         reviewed = await directory.create_project(
             session, org.id, DEMO_REVIEW_PROJECT, Flow.MANUAL_REVIEW.value
@@ -49,4 +52,5 @@ async def seed_demo(session_factory: async_sessionmaker[AsyncSession]) -> DemoSe
         user=user,
         api_key_plaintext=key.key,
         review_project_id=reviewed.id,
+        console_password=console_password,
     )
