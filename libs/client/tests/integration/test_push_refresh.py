@@ -2,11 +2,18 @@
 subscribed client's cache at once, without the subscriber calling anything."""
 
 import asyncio
+import logging
 import time
 
 import pytest
 
-from stockade.client import AsyncStockadeClient, ClientSettings, PushSettings, StockadeClient
+from stockade.client import (
+    AsyncStockadeClient,
+    ClientSettings,
+    PushSettings,
+    ServerUnavailableError,
+    StockadeClient,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.nats]
 
@@ -90,3 +97,35 @@ async def test_own_publish_is_read_back_at_once_with_push_on(world, nats_url):
             assert (await client.get_prompt(world.project_id, "own")).version == n
         await client.rollback(world.project_id, "own", 1)
         assert (await client.get_prompt(world.project_id, "own")).content == "one"
+
+
+async def test_nats_down_at_start_leaves_push_off_and_reads_working(world, caplog):
+    from stockade.testing.ports import free_port
+
+    down = ClientSettings(
+        push=PushSettings(nats_url=f"nats://127.0.0.1:{free_port()}", connect_timeout_s=0.5)
+    )
+    client = AsyncStockadeClient(world.write_key, down, http_client=world.async_http())
+    with pytest.raises(ServerUnavailableError, match="push refresh: NATS unreachable"):
+        await client.start_push()
+    await client.aclose()
+
+    async with AsyncStockadeClient(world.write_key, down, http_client=world.async_http()) as client:
+        await client.publish_prompt(world.project_id, "no-nats", "x")
+        for _ in range(2):
+            assert (await client.get_prompt(world.project_id, "no-nats")).content == "x"
+    assert [r.status_code for r in world.responses if r.request.method == "GET"] == [200, 304]
+    [warning] = [r for r in caplog.records if r.name == "stockade.client" and r.levelno == logging.WARNING]
+    assert "push refresh is off" in warning.getMessage()
+
+
+def test_sync_client_with_nats_down_at_start(world, caplog):
+    from stockade.testing.ports import free_port
+
+    down = ClientSettings(
+        push=PushSettings(nats_url=f"nats://127.0.0.1:{free_port()}", connect_timeout_s=0.5)
+    )
+    with StockadeClient(world.write_key, down, http_client=world.http()) as client:
+        client.publish_prompt(world.project_id, "no-nats-sync", "y")
+        assert client.get_prompt(world.project_id, "no-nats-sync").content == "y"
+    assert any("push refresh is off" in r.getMessage() for r in caplog.records)

@@ -13,7 +13,7 @@ import httpx
 from stockade.client import calls
 from stockade.client.calls import Call
 from stockade.client.core import ClientCore, not_found_version
-from stockade.client.errors import StockadeClientError
+from stockade.client.errors import ServerUnavailableError, StockadeClientError
 from stockade.client.models import PromptSummary, PromptVersion, SkillDetail, SkillSummary, SkillVersion
 from stockade.client.push import PromptPushSubscription
 from stockade.client.redaction import install_httpx_log_redaction
@@ -52,7 +52,10 @@ class AsyncStockadeClient:
 
     async def __aenter__(self) -> AsyncStockadeClient:
         if self._core.settings.push.nats_url is not None:
-            await self.start_push()
+            try:
+                await self.start_push()
+            except ServerUnavailableError as exc:
+                log.warning("%s: push refresh is off, every read revalidates with the server", exc)
         return self
 
     async def __aexit__(

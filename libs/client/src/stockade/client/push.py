@@ -5,6 +5,7 @@ nats-py comes with the ``push`` extra and is imported only when push is started.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +14,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from stockade.client.cache import prompt_key
 from stockade.client.core import ClientCore
+from stockade.client.errors import ServerUnavailableError
 from stockade.contracts.envelope import PromptPublished
 from stockade.contracts.subjects import PROMPT_PUBLISHED
 
@@ -44,16 +46,29 @@ class PromptPushSubscription:
         if url is None:
             raise ValueError("push.nats_url is not set")
         nats = import_nats()
-        self._nc = await nats.connect(
-            url,
-            connect_timeout=self._core.settings.push.connect_timeout_s,
-            disconnected_cb=self._disconnected,
-            reconnected_cb=self._reconnected,
-            allow_reconnect=True,
-            max_reconnect_attempts=-1,
-        )
-        await self._nc.subscribe(PROMPT_PUBLISHED, cb=self._on_message)
-        await self._nc.flush()
+        timeout = self._core.settings.push.connect_timeout_s
+        nc = nats.NATS()
+        try:
+            # reconnect forever once connected, but bound the first connection (nats-py would retry forever)
+            await asyncio.wait_for(
+                nc.connect(
+                    url,
+                    connect_timeout=timeout,
+                    disconnected_cb=self._disconnected,
+                    reconnected_cb=self._reconnected,
+                    error_cb=self._error,
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                ),
+                timeout=timeout,
+            )
+            await nc.subscribe(PROMPT_PUBLISHED, cb=self._on_message)
+            await nc.flush(timeout=timeout)
+        except (OSError, TimeoutError, nats.errors.Error) as exc:
+            await nc.close()
+            # the URL is not quoted: it may hold NATS credentials
+            raise ServerUnavailableError(f"push refresh: NATS unreachable ({type(exc).__name__})") from exc
+        self._nc = nc
         self._core.push_active = True
 
     async def stop(self) -> None:
@@ -61,6 +76,9 @@ class PromptPushSubscription:
         if self._nc is not None:
             nc, self._nc = self._nc, None
             await nc.drain()
+
+    async def _error(self, exc: Exception) -> None:
+        log.debug("push refresh: NATS error %s: %s", type(exc).__name__, exc)
 
     async def _disconnected(self) -> None:
         # events may be missed while disconnected: stop trusting cached copies

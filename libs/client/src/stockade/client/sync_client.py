@@ -14,7 +14,7 @@ from stockade.client import calls
 from stockade.client.background_push import BackgroundPush
 from stockade.client.calls import Call
 from stockade.client.core import ClientCore, not_found_version
-from stockade.client.errors import StockadeClientError
+from stockade.client.errors import ServerUnavailableError, StockadeClientError
 from stockade.client.models import PromptSummary, PromptVersion, SkillDetail, SkillSummary, SkillVersion
 from stockade.client.redaction import install_httpx_log_redaction
 from stockade.client.settings import ClientSettings
@@ -51,7 +51,10 @@ class StockadeClient:
 
     def __enter__(self) -> StockadeClient:
         if self._core.settings.push.nats_url is not None:
-            self.start_push()
+            try:
+                self.start_push()
+            except ServerUnavailableError as exc:
+                log.warning("%s: push refresh is off, every read revalidates with the server", exc)
         return self
 
     def __exit__(
