@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stockade.testing.report import report_of
+from stockade.testing.report import SERVERS, report_of
 
 __all__ = ["MARKERS", "apply_server_markers", "register_markers"]
 
@@ -34,3 +34,7 @@ def apply_server_markers(config: pytest.Config, items: list[pytest.Item]) -> Non
         for server in report.note_test(item.nodeid, list(fixturenames)):
             if item.get_closest_marker(server) is None:
                 item.add_marker(server)
+        # Tests that reach a server through getfixturevalue (parametrised sqlite/postgres fixtures) or that
+        # start their own real one (e2e) carry the marker instead: they count for that server too.
+        marked = [server for server in SERVERS if item.get_closest_marker(server) is not None]
+        report.note_test(item.nodeid, [SERVERS[server][0] for server in marked])
