@@ -26,7 +26,9 @@ class GuardrailsSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     checks: ContentChecksConfig = Field(default_factory=ContentChecksConfig, description="Content checks.")
-    policies: PoliciesConfig = Field(default_factory=PoliciesConfig, description="Budgets, tools, rate limits.")
+    policies: PoliciesConfig = Field(
+        default_factory=PoliciesConfig, description="Budgets, tools, rate limits."
+    )
     storage: StorageConfig = Field(default_factory=StorageConfig, description="Run-data storage.")
     trust: TrustConfig = Field(default_factory=TrustConfig, description="Agent-trust boundary.")
 
@@ -37,7 +39,9 @@ class GuardrailsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     models: list[ModelConfig] = Field(default_factory=list, description="Models LLMRails may call.")
-    guardrails: GuardrailsSection = Field(default_factory=GuardrailsSection, description="Rails and policies.")
+    guardrails: GuardrailsSection = Field(
+        default_factory=GuardrailsSection, description="Rails and policies."
+    )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Self:
