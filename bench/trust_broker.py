@@ -8,8 +8,9 @@ Measures, in one run and against one nats-server (the pip binary, JetStream on, 
 2. End to end (sender -> trust-broker -> receiver), 1 kB payloads, the broker as its own process
    (``python -m stockade.trust_broker``, JetStream nonce bucket): verified messages per second with a window
    of in-flight messages, and the latency of single messages (p50/p99).
-3. The same through a plain forwarder process (FastStream, same queue group and worker count, no verification):
-   the baseline. "Added latency" is broker minus baseline at each percentile.
+3. The same through a plain forwarder process (the broker's app shape: FastStream for lifespan and health, the
+   submissions on the same ConcurrentSubscription, queue group and in-flight bound; no verification): the
+   baseline. "Added latency" is broker minus baseline at each percentile.
 4. Replays: every envelope of a batch is sent twice; the number of duplicates the receiver got must be 0.
 
 The ratio broker/plain forwarding is printed last.
@@ -38,6 +39,7 @@ from stockade.contracts import subjects
 from stockade.guardrails.trust import AgentTrustEnforcer, AttestationVerifier, KeyRing, trust_config_from_dict
 
 PAYLOAD_BYTES = 1024
+FLUSH_EVERY = 100
 SECRET = "s" * 32
 TRUST_DOC: dict[str, Any] = {
     "guardrails": {
@@ -111,7 +113,7 @@ class Servers:
                 time.sleep(0.02)
         raise RuntimeError("nats-server did not start")
 
-    def start_broker(self, nonce_store: str) -> subprocess.Popen[bytes]:
+    def start_broker(self, nonce_store: str, in_flight: int) -> subprocess.Popen[bytes]:
         config = self.tmp / "trust.yaml"
         config.write_text(yaml.safe_dump(TRUST_DOC))
         env = {
@@ -120,13 +122,15 @@ class Servers:
             "TRUST_BROKER_NATS__URL": self.url,
             "TRUST_BROKER_LOG__LEVEL": "WARNING",
             "TRUST_BROKER_NONCE_STORE": nonce_store,
+            "TRUST_BROKER_MAX_WORKERS": str(in_flight),
         }
         proc = subprocess.Popen([sys.executable, "-m", "stockade.trust_broker"], env=env)
         self.procs.append(proc)
         return proc
 
-    def start_forwarder(self) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen([sys.executable, __file__, "--forwarder", self.url])
+    def start_forwarder(self, in_flight: int) -> subprocess.Popen[bytes]:
+        argv = [sys.executable, __file__, "--forwarder", self.url, "--in-flight", str(in_flight)]
+        proc = subprocess.Popen(argv)
         self.procs.append(proc)
         return proc
 
@@ -144,34 +148,40 @@ class Servers:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-async def run_forwarder(url: str) -> None:
-    """Baseline: FastStream, same queue group and worker count as the broker, forwards without verifying."""
-    from faststream.nats import NatsBroker, NatsMessage
+async def run_forwarder(url: str, max_in_flight: int) -> None:
+    """Baseline: the trust-broker's app shape (FastStream for lifespan and health, the submissions on the same
+    ConcurrentSubscription with the same in-flight bound and queue group), forwarding without verifying."""
+    from faststream.nats import NatsBroker
+    from nats.aio.msg import Msg
 
     from stockade.runtime.nats import install_stop_signals
+    from stockade.trust_broker.dispatch import ConcurrentSubscription
 
     broker = NatsBroker(url, logger=None, apply_types=False)  # as the trust-broker
 
-    @broker.subscriber(subjects.TRUST_SUBMIT_WILDCARD, queue=subjects.TRUST_BROKER_QUEUE, max_workers=32)
-    async def forward(_: Any) -> None:
-        msg: NatsMessage = broker.context.get_local("message")
-        receiver = subjects.receiver_of_submit(msg.raw_message.subject)
+    async def forward(msg: Msg) -> None:
+        receiver = subjects.receiver_of_submit(msg.subject)
         env = json.loads((msg.headers or {}).get(ATTESTATION_HEADER, "{}"))
         nc = broker.connection  # the same publishing path as the trust-broker
         await nc.publish(
-            subjects.agent_inbox(receiver), msg.body, headers={NONCE_HEADER: env.get("nonce", "")}
+            subjects.agent_inbox(receiver), msg.data, headers={NONCE_HEADER: env.get("nonce", "")}
         )
-        if msg.reply_to:
-            await nc.publish(msg.reply_to, b'{"status": "delivered"}')
+        if msg.reply:
+            await nc.publish(msg.reply, b'{"status": "delivered"}')
 
     @broker.subscriber(subjects.TRUST_HEALTH)
     async def health(_: Any) -> dict[str, str]:
         return {"status": "ok"}
 
+    submissions = ConcurrentSubscription(
+        subjects.TRUST_SUBMIT_WILDCARD, subjects.TRUST_BROKER_QUEUE, forward, max_in_flight=max_in_flight
+    )
     stop = asyncio.Event()
     install_stop_signals(stop)
     await broker.start()
+    await submissions.start(broker.connection)
     await stop.wait()
+    await submissions.stop()
     await broker.stop()
 
 
@@ -232,16 +242,19 @@ async def end_to_end(url: str, messages: int, latency_samples: int, window: int)
             await sender.publish(subject, body, headers=headers)
         await asyncio.wait_for(got.wait(), 30)
 
-        # Throughput: keep at most `window` messages in flight.
+        # Throughput: pipelined publishes (no wait per message, a flush every FLUSH_EVERY), at most `window`
+        # messages between the sender and the receiver.
         batch = [sign(i) for i in range(messages)]
         arrivals.clear()
         got.clear()
         expected = messages
         slots = asyncio.Semaphore(window)
         start = time.perf_counter()
-        for _, headers, body in batch:
+        for n, (_, headers, body) in enumerate(batch, 1):
             await slots.acquire()
             await sender.publish(subject, body, headers=headers)
+            if n % FLUSH_EVERY == 0:
+                await sender.flush()
         await asyncio.wait_for(got.wait(), 120)
         throughput = messages / (time.perf_counter() - start)
         slots = None
@@ -289,10 +302,10 @@ async def main(args: argparse.Namespace) -> None:
     servers = Servers()
     try:
         servers.start_nats()
-        forwarder = servers.start_forwarder()
+        forwarder = servers.start_forwarder(args.in_flight)
         plain = await end_to_end(servers.url, args.messages, args.latency_samples, args.window)
         servers.stop(forwarder)
-        broker = servers.start_broker(args.nonce_store)
+        broker = servers.start_broker(args.nonce_store, args.in_flight)
         verified = await end_to_end(servers.url, args.messages, args.latency_samples, args.window)
         servers.stop(broker)
     finally:
@@ -327,9 +340,12 @@ if __name__ == "__main__":
     parser.add_argument(
         "--nonce-store", choices=["jetstream", "memory"], default="jetstream", help="the broker's nonce store"
     )
+    parser.add_argument(
+        "--in-flight", type=int, default=256, help="messages the broker (and the forwarder) handle at once"
+    )
     parser.add_argument("--forwarder", metavar="URL", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.forwarder:
-        asyncio.run(run_forwarder(parsed.forwarder))
+        asyncio.run(run_forwarder(parsed.forwarder, parsed.in_flight))
     else:
         asyncio.run(main(parsed))

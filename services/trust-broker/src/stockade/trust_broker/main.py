@@ -3,6 +3,10 @@
 Nothing connects at import time. Start order: connect to NATS, open the shared nonce bucket and the TRUST stream,
 load the trust configuration, then start consuming ``trust.submit.*`` in the queue group. A signal drains the
 connection (in-flight submissions finish) before exit.
+
+The service is a FastStream app (connection, lifespan, the health and reload subscribers, drain on stop). The
+``trust.submit.*`` hot path is a raw nats-py queue subscription on the same connection, verifying up to
+``max_workers`` submissions concurrently (:mod:`stockade.trust_broker.dispatch` says why).
 """
 
 from __future__ import annotations
@@ -13,13 +17,15 @@ import json
 import logging
 from typing import Any
 
-from faststream.nats import NatsBroker, NatsMessage, NatsUserPassword
+from faststream.nats import NatsBroker, NatsUserPassword
+from nats.aio.msg import Msg
 from nats.js.errors import BadRequestError
 
 from stockade.contracts import subjects
 from stockade.guardrails.trust import InMemoryNonceStore, JetStreamNonceStore, NonceStore
 from stockade.runtime.logging import configure_logging
 from stockade.runtime.nats import install_stop_signals
+from stockade.trust_broker.dispatch import ConcurrentSubscription
 from stockade.trust_broker.reloading import EnforcerProvider
 from stockade.trust_broker.service import Decision, TrustBrokerService
 from stockade.trust_broker.settings import TrustBrokerSettings
@@ -52,17 +58,16 @@ class TrustBrokerApp:
         self.service: TrustBrokerService | None = None
         self.provider: EnforcerProvider | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self.submissions = ConcurrentSubscription(
+            subjects.TRUST_SUBMIT_WILDCARD,
+            settings.queue,
+            self._on_submit,
+            max_in_flight=settings.max_workers,
+        )
         self._register()
 
     def _register(self) -> None:
         broker, settings = self.broker, self.settings
-
-        @broker.subscriber(
-            subjects.TRUST_SUBMIT_WILDCARD, queue=settings.queue, max_workers=settings.max_workers
-        )
-        async def on_submit(_: Any) -> None:
-            msg: NatsMessage = broker.context.get_local("message")
-            await self.submit(msg.raw_message.subject, msg.headers, msg.body, msg.reply_to)
 
         @broker.subscriber(subjects.TRUST_HEALTH, queue=f"{settings.service_name}-health")
         async def on_health(_: Any) -> dict[str, Any]:
@@ -73,6 +78,9 @@ class TrustBrokerApp:
             assert self.provider is not None
             error = self.provider.reload()
             return {"status": "error", "error": error} if error else {**self.health(), "status": "reloaded"}
+
+    async def _on_submit(self, msg: Msg) -> None:
+        await self.submit(msg.subject, msg.headers, msg.data, msg.reply)
 
     async def submit(
         self, subject: str, headers: dict[str, str] | None, body: bytes, reply_to: str
@@ -108,6 +116,7 @@ class TrustBrokerApp:
         self.provider = EnforcerProvider(self.settings.config_path, nonce_store)
         self.service = TrustBrokerService(self.provider)
         await self.broker.start()
+        await self.submissions.start(self.broker.connection)
         self._watcher = asyncio.create_task(self.provider.watch(self.settings.reload_interval_s))
         log.info("trust-broker consuming %s (queue %s)", subjects.TRUST_SUBMIT_WILDCARD, self.settings.queue)
 
@@ -116,6 +125,7 @@ class TrustBrokerApp:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
+        await self.submissions.stop()  # no new submissions; the received ones finish
         await self.broker.stop()  # unsubscribes, lets in-flight handlers finish, drains the connection
 
     async def _nonce_store(self) -> NonceStore:

@@ -33,4 +33,9 @@ class TrustBrokerSettings(ServiceSettings):
     )
     nonce_bucket: str = Field(default=subjects.KV_TRUST_NONCES, description="JetStream KV bucket of nonces.")
     queue: str = Field(default=subjects.TRUST_BROKER_QUEUE, description="Queue group shared by replicas.")
-    max_workers: int = Field(default=32, ge=1, le=1024, description="Submissions verified concurrently.")
+    max_workers: int = Field(
+        default=256,
+        ge=1,
+        le=4096,
+        description="Submissions verified concurrently (JetStream nonce claims in flight at once).",
+    )
