@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import uvloop
 import yaml
 
 from stockade.contracts import subjects
@@ -343,9 +344,16 @@ if __name__ == "__main__":
     parser.add_argument(
         "--in-flight", type=int, default=256, help="messages the broker (and the forwarder) handle at once"
     )
+    parser.add_argument(
+        "--asyncio",
+        action="store_true",
+        help="the default event loop here (the processes started keep uvloop)",
+    )
     parser.add_argument("--forwarder", metavar="URL", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
+    # uvloop for every process of the run (forwarder, sender/receiver), as the trust-broker uses it.
+    run = asyncio.run if parsed.asyncio else uvloop.run
     if parsed.forwarder:
-        asyncio.run(run_forwarder(parsed.forwarder, parsed.in_flight))
+        run(run_forwarder(parsed.forwarder, parsed.in_flight))
     else:
-        asyncio.run(main(parsed))
+        run(main(parsed))

@@ -59,7 +59,7 @@ class ConcurrentSubscription:
         """Stop receiving, let the messages already received finish (their publishes are then drained)."""
         if self._sub is not None:
             with contextlib.suppress(Exception):  # the connection may already be closing
-                await self._sub.drain()
+                await self._sub.drain()  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
             self._sub = None
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)

@@ -165,4 +165,10 @@ async def serve(settings: TrustBrokerSettings) -> None:
 
 
 def main() -> None:
-    asyncio.run(serve(TrustBrokerSettings()))
+    """Run on uvloop where it exists: the nats-py hot path (parse, publish, futures) is event-loop bound."""
+    try:
+        import uvloop
+    except ImportError:  # Windows
+        asyncio.run(serve(TrustBrokerSettings()))
+    else:
+        uvloop.run(serve(TrustBrokerSettings()))
