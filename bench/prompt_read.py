@@ -265,7 +265,12 @@ async def main() -> int:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=2, help="alternating slices per endpoint")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds per endpoint first")
-    parser.add_argument("--pool-size", type=int, default=4, help="server's PostgreSQL pool size")
+    parser.add_argument(
+        "--in-flight",
+        type=int,
+        default=None,
+        help="PROMPT_API_READ_PATH__STATEMENTS_IN_FLIGHT (default: the service's)",
+    )
     args = parser.parse_args()
 
     import asyncpg
@@ -289,10 +294,10 @@ async def main() -> int:
             "PROMPT_API_HTTP__PORT": str(port),
             "PROMPT_API_LOG__LEVEL": "WARNING",
             "PROMPT_API_MIGRATE_ON_STARTUP": "false",
-            "PROMPT_API_DB__POOL_SIZE": str(args.pool_size),
-            "PROMPT_API_DB__MAX_OVERFLOW": "0",
             "PROMPT_API_NATS__URL": os.environ.get("NATS_URL", "nats://127.0.0.1:4222"),
         }
+        if args.in_flight is not None:
+            env["PROMPT_API_READ_PATH__STATEMENTS_IN_FLIGHT"] = str(args.in_flight)
         proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "stockade.prompt_api", env=env)
         for _ in range(600):
             try:

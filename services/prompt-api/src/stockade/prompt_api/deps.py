@@ -14,7 +14,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.identity import KeyPrincipal, authenticate, can_write
 from stockade.prompt_api.outbox import OutboxRelay
-from stockade.prompt_api.read_path import ActivePromptReader
 from stockade.prompt_api.settings import PromptApiSettings
 
 API_KEY_HEADER = "X-API-Key"
@@ -38,12 +37,6 @@ async def get_session(
         yield session
 
 
-async def get_reader(request: Request) -> ActivePromptReader:
-    """The hot read path (its own pool; see ``read_path``)."""
-    reader: ActivePromptReader = request.app.state.reader
-    return reader
-
-
 async def get_relay(request: Request) -> OutboxRelay | None:
     relay: OutboxRelay | None = request.app.state.relay
     return relay
@@ -52,7 +45,6 @@ async def get_relay(request: Request) -> OutboxRelay | None:
 SettingsDep = Annotated[PromptApiSettings, Depends(get_settings)]
 SessionsDep = Annotated[async_sessionmaker[AsyncSession], Depends(get_sessions)]
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
-ActivePromptReaderDep = Annotated[ActivePromptReader, Depends(get_reader)]
 RelayDep = Annotated[OutboxRelay | None, Depends(get_relay)]
 
 

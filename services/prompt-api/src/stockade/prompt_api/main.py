@@ -81,7 +81,9 @@ async def _active_prompt_reader(settings: PromptApiSettings) -> ActivePromptRead
     PostgreSQL it is a plain asyncpg pool (no ORM on the hot path); on SQLite an autocommit SQLAlchemy engine."""
     url = normalise_url(settings.db.url)
     if not is_sqlite(url):
-        return await PostgresReader.connect(url, settings.db.pool_size + settings.db.max_overflow)
+        return await PostgresReader.connect(
+            url, settings.read_path.statements_in_flight, settings.read_path.max_batch
+        )
     engine = create_engine(settings.db.model_copy(update={"pool_pre_ping": False}))
     return SqlAlchemyReader(engine.execution_options(isolation_level="AUTOCOMMIT"))
 

@@ -33,6 +33,19 @@ class OutboxSettings(BaseModel):
     )
 
 
+class ReadPathSettings(BaseModel):
+    """The hot read (GET /prompts/active-prompt-version) on PostgreSQL: its own asyncpg pool, batched statements."""
+
+    statements_in_flight: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Read statements running at once (the read pool's size); requests that arrive while all "
+        "run are sent together in the next statement, one row each.",
+    )
+    max_batch: int = Field(default=64, ge=1, le=1000, description="Most requests in one read statement.")
+
+
 class PromptApiSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="PROMPT_API_", env_nested_delimiter="__", extra="ignore")
 
@@ -48,3 +61,4 @@ class PromptApiSettings(ServiceSettings):
     )
     limits: LimitSettings = Field(default_factory=LimitSettings)
     outbox: OutboxSettings = Field(default_factory=OutboxSettings)
+    read_path: ReadPathSettings = Field(default_factory=ReadPathSettings)
