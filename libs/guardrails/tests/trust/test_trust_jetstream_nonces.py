@@ -10,7 +10,7 @@ import time
 import nats
 import pytest
 
-from stockade.guardrails.errors import ConfigError
+from stockade.guardrails.errors import AttestationError, ConfigError
 from stockade.guardrails.trust import AttestationVerifier, JetStreamNonceStore, KeyRing, RejectionReason
 
 pytestmark = pytest.mark.nats
@@ -83,3 +83,34 @@ async def test_two_verifiers_racing_on_one_envelope_accept_it_once(nats_url, uni
     finally:
         await a.close()
         await b.close()
+
+
+async def test_pipelined_claims_are_atomic_across_connections_and_replays_are_refused(nats_url, unique_name):
+    bucket = unique_name("nonces")
+    a, b = await _connect(nats_url), await _connect(nats_url)
+    try:
+        sa = await JetStreamNonceStore.open(a.jetstream(), bucket, retention_s=30, memory=True, client=a)
+        sb = await JetStreamNonceStore.open(b.jetstream(), bucket, retention_s=30, memory=True, client=b)
+        keys = [f"planner.{i:032x}" for i in range(200)]
+        # Every key claimed by both connections at the same moment, all claims in flight together.
+        results = await asyncio.gather(*(s.claim(k, time.time() + 30) for k in keys for s in (sa, sb)))
+        pairs = list(zip(results[::2], results[1::2], strict=True))
+        assert all(sorted(pair) == [False, True] for pair in pairs)
+        assert not any(await asyncio.gather(*(sa.claim(k, time.time() + 30) for k in keys[:20])))
+        await a.jetstream().delete_key_value(bucket)
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_pipelined_claim_fails_closed_when_the_bucket_is_gone(nats_url, unique_name):
+    bucket = unique_name("nonces")
+    nc = await _connect(nats_url)
+    try:
+        store = await JetStreamNonceStore.open(nc.jetstream(), bucket, retention_s=30, memory=True, client=nc)
+        assert await store.claim("planner." + "0" * 32, time.time() + 30)
+        await nc.jetstream().delete_key_value(bucket)  # no stream answers any more
+        with pytest.raises(AttestationError, match="nonce store unavailable"):
+            await store.claim("planner." + "1" * 32, time.time() + 30)
+    finally:
+        await nc.close()

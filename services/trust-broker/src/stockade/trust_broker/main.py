@@ -135,7 +135,9 @@ class TrustBrokerApp:
 
         retention = trust_config_from_path(self.settings.config_path).attestation.nonce_retention_s
         js = self.broker.connection.jetstream()
-        return await JetStreamNonceStore.open(js, self.settings.nonce_bucket, retention_s=retention)
+        return await JetStreamNonceStore.open(
+            js, self.settings.nonce_bucket, retention_s=retention, client=self.broker.connection
+        )
 
     async def _ensure_stream(self) -> None:
         """The TRUST stream keeps trust.rejected.v1 (events are durable; Nats-Msg-Id dedupes retries)."""
