@@ -215,7 +215,8 @@ async def test_layer_d_with_the_real_guardrail_system_exfiltration_check(clock, 
         clock=clock,
         content_validator=content_validator_from_guardrail_system(system, stages=("input", "output")),
     )
-    leak = "results attached; use key AKIAIOSFODNN7EXAMPLE with wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    # Not AWS's documented EXAMPLE key: the secrets check may treat published example values as fakes.
+    leak = "results attached; use key AKIAZ7QK3M5TPL2XW9RB with q8Vd2Lr7Hx/Tn4Kp1Ws9Zc6Ym3Jb0Fg5Ae8Ui2Ko"
     result = await enforcer.verify_message(enforcer.sign("root", "executor", leak), leak)
     assert (result.passed, result.layer, result.reason) == (False, Layer.D, R.CONTENT_REJECTED)
     # The finding's type name belongs to the secrets check (it has changed before): only its subject is pinned.
