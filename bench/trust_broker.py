@@ -303,15 +303,20 @@ async def main(args: argparse.Namespace) -> None:
     servers = Servers()
     try:
         servers.start_nats()
-        forwarder = servers.start_forwarder(args.in_flight)
+        forwarders = [servers.start_forwarder(args.in_flight) for _ in range(args.replicas)]
         plain = await end_to_end(servers.url, args.messages, args.latency_samples, args.window)
-        servers.stop(forwarder)
-        broker = servers.start_broker(args.nonce_store, args.in_flight)
+        for proc in forwarders:
+            servers.stop(proc)
+        brokers = [servers.start_broker(args.nonce_store, args.in_flight) for _ in range(args.replicas)]
         verified = await end_to_end(servers.url, args.messages, args.latency_samples, args.window)
-        servers.stop(broker)
+        for proc in brokers:
+            servers.stop(proc)
     finally:
         servers.stop_all()
-    print(f"trust-broker nonce store: {args.nonce_store}; machine load average before the run: {load:.1f}")
+    print(
+        f"trust-broker nonce store: {args.nonce_store}; {args.replicas} replica(s) of the broker and of the "
+        f"forwarder; machine load average before the run: {load:.1f}, after: {os.getloadavg()[0]:.1f}"
+    )
     for name, r in (("plain forwarding", plain), ("trust-broker", verified)):
         print(
             f"{name:17s}: {r['throughput']:8,.0f} msg/s end to end; latency p50 {r['p50_ms']:.2f} ms, "
@@ -343,6 +348,9 @@ if __name__ == "__main__":
     )
     parser.add_argument(
         "--in-flight", type=int, default=256, help="messages the broker (and the forwarder) handle at once"
+    )
+    parser.add_argument(
+        "--replicas", type=int, default=1, help="broker (and forwarder) processes in the queue group"
     )
     parser.add_argument(
         "--asyncio",
