@@ -48,7 +48,7 @@ def test_low_entropy_words_in_credential_context_are_not_secrets() -> None:
 
 def test_detect_secrets_plugins_add_findings() -> None:
     # A Slack token shape only detect-secrets' plugin knows in this form (our table needs 10+ chars after xox?-).
-    text = "slack: xoxb-123456789012-abcdefABCDEF"
+    text = "slack: xoxb-583920174655-Zq8mKd3RtWp"
     with_plugins = {h.rule for h in SecretScanner(use_detect_secrets=True).scan(text)}
     assert any(r.startswith("detect_secrets:") or r == "slack_token" for r in with_plugins)
 
@@ -135,3 +135,94 @@ def test_credential_forms_in_code_and_commands(text: str) -> None:
 )
 def test_fake_or_keyword_values_are_not_secrets(text: str) -> None:
     assert SecretScanner(use_detect_secrets=False).scan(text) == []
+
+
+def _rules(text: str) -> set[str]:
+    return {h.rule for h in SecretScanner(use_detect_secrets=False).scan(text)}
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("client_token = akab-x7kq2mz9w4tplr8c-n3vb6yh1d5jsf0ga", "akamai_client_token"),
+        ("NRBR-9f3a71c0e58d24b6a1c", "newrelic_key"),
+        (
+            "dnkey-TQ7MZ2KX4PLR9WN3V8CY6HD5JB-FG2QX7NZ8KT4MW6PR3LY9CV5HB2JD7XQ4NZ8TK3MW6PR2LY9CV5HB4",
+            "defined_networking_key",
+        ),
+        (
+            "Authorization: NTLM TlRMTVNTUAADAAAAs/7pIy+K8iEfnuSRxbEL7LVWO/web5NCfsvI/ilV5c2ORtyO1LfCdk0qWk12dwb4"
+            "XYaQAkrWvaNAG+nI",
+            "ntlm_token",
+        ),
+        ("jira: NDgyOTEwMzc1NTYxOsvMyTX2zR9hImrhUziuGjQATTO6", "atlassian_pat"),
+        ("org 00D5e8Kq3Lm7Xw2RtA", "salesforce_org_id"),
+        ("heroku key 3f9c2a71-8e4b-4d0a-b6c5-1e7f2d9a0b84", "uuid"),
+        ('{"kty": "EC", "crv": "P-256", "d": "q9Zk2Lp0Vb7Xw3rT8mN1cY6hJ4fG5sA"}', "json_web_key"),
+        (
+            "ewogImtleXMiOiBbCiAgewogICAia3R5IjogIkVDIiwKICAgImNydiI6ICJQLTI1NiIsCiAgICJkIjogInE5WmsyTHAw"
+            "VmI3WHczclQ4bU4xY1k2aEo0Zkc1c0EiCiAgfQogXQp9",
+            "base64_json_web_key",
+        ),
+        ("AGE-SECRET-KEY-15FERYXHRDZ9M6Y09MR8WRERWZGJ6F8NTXVHXYRDLM5AAHN0T09NLEAJUME", "age_secret_key"),
+        # all zeros looks made up, but the CRC32 checksum proves a real token shape
+        ("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", "github_token"),
+    ],
+)
+def test_known_formats_are_found(text: str, rule: str) -> None:
+    assert rule in _rules(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AGE-SECRET-KEY-15FERYXHRDZ9M6Y09MR8WRERWZGJ6F8NTXVHXYRDLM5AAHN0T09NLEAJUMX",  # bech32 checksum fails
+        "host akab-x7kq2mz9w4tplr8c-n3vb6yh1d5jsf0ga.luna.akamaiapis.net",  # a host name, not a token
+        'href="login?region=EUROPEASIAAUSTRALIAAMERICA"',  # ASIA + letters: a word run, not an AWS key id
+        "id 3F9c2a71-8E4b-4d0A-b6c5-1e7f2d9a0b84",  # mixed-case UUID: hand-edited, not generated
+        "Authorization: NTLM TlRMTVNTUAADAAAAGAAYAFYAAAAYABgAbgAAAAAAThisIsAnExampleAAAAAAAAAAAAAAAAAA",
+        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,7F3A\n\nMIIEpAIBAAKCAQEA",
+        '<img src="data:image/png;base64,iVBORw0KGgo/EAACRvAWiwzR8rcXFsLiUH13ybj0tdEaNOOyOCeLq9/AAAA">',
+    ],
+)
+def test_structurally_invalid_or_harmless_values_are_not_secrets(text: str) -> None:
+    assert _rules(text) == set()
+
+
+def test_sealed_secret_ciphertext_is_not_a_credential() -> None:
+    # Bitnami sealed-secrets: 2-byte length 0x0200 then the RSA-wrapped session key: encrypted, safe to show
+    cipher = base64.b64encode(b"\x02\x00" + os.urandom(552)).decode()
+    assert _rules(f"    PASSWORD: {cipher}") == set()
+    plain = base64.b64encode(b"\x7f" + os.urandom(299)).decode()  # a long random value under a key is one
+    assert _rules(f"    PASSWORD: {plain}") == {"credential_in_context"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'if SECRET_KEY := getenv("APP_SECRET_KEY", "Vq8#Lm2pZx9!Tr4w"):',
+        'PASSWORD = os.environ.get("DB_PASSWORD") or "at5G6zi!m"',
+        "define( 'DB_PASSWORD' , '2Arh5dA1Sn0ywiVYdnpwr3aLzZDJ' );",
+        "CREATE ROLE app_admin WITH LOGIN PASSWORD Xq7pLm2Zw9;",
+        "ALTER USER 'app'@'%' IDENTIFIED WITH 'mysql_native_password' AS '*6C8989366EAF75BB670AD8EA7A7FC1176A95CE'",
+        "api_key = '''KJHfdjs8767gr54534wsFHGf5hJK'''",
+        "passwords: Prl23Db#@x",
+        "https://h.example.net/cb?ts%3D1395782596%26token%3Dh1d3Me4ch534d801sl3jdk%26v%3D3",
+    ],
+)
+def test_credential_forms_in_defaults_setters_and_sql(text: str) -> None:
+    assert _rules(text) == {"credential_in_context"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password:\n            Zx8#kq2!Lm9v",  # a value on the next line is not the key's value
+        "apiVersion: bitnami.com/v1alpha1",  # 'api' in a longer camelCase word is not a credential key
+        "PWR_MGM: N0tThePSw45f!!!",  # PW inside an upper-case word is not a key
+        '"key":"f45VgF8jX79o@anydata.com"',  # an e-mail address, not a key
+        "wiki/page.action?spaceKey=LOGIC&title=QUANTUM",  # the value ends at the next query parameter
+    ],
+)
+def test_context_does_not_reach_past_the_value(text: str) -> None:
+    assert _rules(text) == set()

@@ -73,7 +73,7 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "vercel_token": r"\b(vc[pkiar]_[A-Za-z0-9]{56,})",
         "atlassian_token": r"\b(ATATT3[A-Za-z0-9_\-=]{150,}|ATCTT3[A-Za-z0-9_\-=]{150,})",
         "bitbucket_token": r"\b(ATBB[A-Za-z0-9_\-=]{28,})",
-        "newrelic_key": r"\b(NR(?:AK|AA|II|JS|RA|SP)-[A-Za-z0-9]{27,32})\b",
+        "newrelic_key": r"\b(NR(?:AK|AA|II|JS|RA|SP|BR)-[A-Za-z0-9_\-]{19,32})(?![A-Za-z0-9_\-])",
         "cloudflare_token": r"\b(v1\.0-[a-f0-9]{24}-[a-f0-9]{146})\b",
         "age_secret_key": r"\b(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})\b",
         "onepassword_token": r"\b(ops_eyJ[A-Za-z0-9+/=_\-]{50,})",
@@ -84,7 +84,7 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "braintree_token": r"\b(access_token\$production\$[a-z0-9]{16}\$[a-f0-9]{32})\b",
         "picatic_key": r"\b(sk_live_[a-z0-9]{32})\b",
         "wundergraph_key": r"\b(cosmo_[A-Za-z0-9]{32,})",
-        "defined_networking_key": r"\b(dnkey-[a-z0-9=_\-]{26}-[a-z0-9=_\-]{52})",
+        "defined_networking_key": r"\b(dnkey-[A-Za-z0-9=_\-]{26}-[A-Za-z0-9=_\-]{52})",
         "jwt": r"\b(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})",
         "azure_storage_key": r"(AccountKey=[" + _B64 + r"]{86}==)",
         "azure_secret_value": r"\b([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})",
@@ -103,9 +103,19 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "salesforce_client_id": r"\b(3MVG[A-Za-z0-9._]{80,})",
         "aws_bedrock_short_key": r"\b(bedrock-api-key-[A-Za-z0-9+/=]{20,})",
         "gitlab_session_cookie": r"_gitlab_session=([a-f0-9]{32})\b",
-        "x_bearer_token": r"\b(A{22}[A-Za-z0-9%]{30,})",
+        "x_bearer_token": r"\b(A{20,22}[A-Za-z0-9%]{30,})",
         "salesforce_token": r"\b(00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{20,})",
         "base64_private_key": r"\b(LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,})",
+        "akamai_client_token": r"\b(akab-[a-z0-9]{16}-[a-z0-9]{16})\b(?!\.\w)",  # not a host name
+        "ntlm_token": r"\b(TlRMTVNTUAAD[A-Za-z0-9+/]{20,}={0,2})",
+        # Jira / Confluence PAT: base64 of a 12-digit id and ':' (validators.atlassian_pat_ok decodes it)
+        "atlassian_pat": r"\b([MNO][A-Za-z0-9+/]{42}[A-Za-z0-9])\b",
+        "salesforce_org_id": r"\b(00D[A-Za-z0-9]{12,15})\b",
+        # UUIDs serve as API keys (Heroku, Azure, many SaaS); a lower score: masked, not blocked alone
+        "uuid": r"\b([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b",
+        # a private JSON Web Key: the "kty" member of an object that has "d" (private) or "k" (symmetric)
+        "json_web_key": r'("kty"\s*:\s*"[^"]*")(?=[^{}]*"[dk]"\s*:\s*"[A-Za-z0-9_\-]{8,})',
+        "base64_json_web_key": r"\b((?:ewog|Wwog|eyJ|W3s)[A-Za-z0-9+/]{60,}={0,2})",
         "url_credentials": r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/'\"]{1,64}:([^\s:@/'\"]{3,64})@[\w.\-]+",
         "basic_auth_header": r"\bBasic\s+([A-Za-z0-9+/]{16,}={0,2})",
         "bearer_auth_header": r"\bBearer\s+([A-Za-z0-9_\-.~+/]{20,}=*)",

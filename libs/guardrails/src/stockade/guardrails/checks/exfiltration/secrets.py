@@ -12,21 +12,41 @@ from functools import lru_cache
 from typing import Any
 
 from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
+from stockade.guardrails.checks.exfiltration.validators import VALIDATORS, sealed_ciphertext
 
-_KEY_WORDS = r"pass(?:wd|word|phrase)?|pwd|pw|secret|token|api|key|auth\w*|credential|salt|nonce|signature|bearer|userpwd"
-# key = value, key: value, "key": "value", key is value
+_KEY_WORDS = (
+    r"pass(?:wd|word|phrase)?|pwd?(?-i:(?![A-Z]))|api(?-i:(?![A-Z]))|secret|token|key|auth\w*|credential|salt|nonce|signature|bearer|"
+    r"userpwd"
+)
+# key = value, key: value, "key": "value", key is value, key%3Dvalue (URL-encoded); one line only
 _CONTEXT = re.compile(
-    rf"(?i)(?P<key>[\w.\-]{{0,40}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[a-z]))(?:{_KEY_WORDS})(?-i:(?![a-z]))[\w.\-]{{0,20}}?)[\"']?\s*(?::=|=>|[!=]==?|[:=]|\s+(?:is|was)\s+)"
-    r"\s*(?:[a-z]{1,2}\(|[bu])?[\"'`]?(?P<value>[^\s\"'`;,)<>{}\]]{4,})"
+    rf"(?i)(?P<key>[\w.\-]{{0,40}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[a-z]))(?:{_KEY_WORDS})s?(?-i:(?![a-z]))[\w.\-]{{0,30}}?)[\"']?[ \t]*(?::=|=>|[!=]==?|[:=]|%3D|[ \t]+(?:is|was)[ \t]+)"
+    r"[ \t]*(?:[a-z]{1,2}\(|[bu](?=[\"']))?[\"'`]{0,3}(?P<value>[^\s\"'`;,)<>{}\]]{4,})"
+)
+_KEYED = rf"[\w.\-]*?(?:{_KEY_WORDS})[\w.\-]*"
+# a default in code: SECRET := getenv("X", "value"), PASSWORD = os.environ.get("X") or "value"
+_ENV_DEFAULT = re.compile(
+    rf"(?i)(?P<key>\b{_KEYED})[ \t]*:?=[ \t]*[\w.$]*?(?:getenv|environ\.get|env\.get|fetch|getProperty)\("
+    r"[ \t]*[\"'][^\"'\n]*[\"'][ \t]*(?:,[ \t]*|\)[ \t]*(?:or|\|\||\?\?|\?:)[ \t]*)[\"'](?P<value>[^\"'\s]{4,})"
+)
+# a setter call: define('PASSWORD', 'value'), config.set("api_token", "value")
+_CALL_PAIR = re.compile(
+    rf"(?i)\b(?:define|set\w*|put\w*|add\w*)\([ \t]*[\"'](?P<key>{_KEYED})[\"'][ \t]*,[ \t]*[\"']"
+    r"(?P<value>[^\"'\s]{4,})"
 )
 # command lines (--password X, -Password 'X') and SQL (IDENTIFIED BY X, WITH PASSWORD 'X')
 _FLAG = re.compile(
-    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]*(?:pass(?:word|phrase|wd)?|pwd|token|secret|api[_\-]?key))\s+"
+    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]*(?:pass(?:word|phrase|wd)?|pwd|token|secret|api[_\-]?key))[ \t]+"
     r"[\"']?(?P<value>[^\s\"']{4,})"
 )
 _SQL = re.compile(
     r"(?i)\b(?:(?P<key>identified\s+(?:with\s+\w+\s+)?by)\s+[\"']?|(?P<key2>password)\s+[\"'])"
     r"(?P<value>[^\s\"';]{4,})"
+)
+# CREATE ROLE x WITH LOGIN PASSWORD value; IDENTIFIED WITH 'plugin' AS 'hash'
+_SQL_WITH = re.compile(
+    r"(?i)(?:\bwith\b[^;\n]{0,40}?\b(?P<key>password)[ \t]+[\"']?"
+    r"|\b(?P<key2>identified\s+with)\s+[\"']?\w+[\"']?\s+as\s+[\"'])(?P<value>[^\s\"';]{4,})"
 )
 _XML = re.compile(
     r"(?i)<(?P<key>[\w:\-]*(?:pass\w*|secret|token|pwd|api[_\-]?key)[\w:\-]*)(?:\s[^>]*)?>(?P<value>[^<\s]{4,})</"
@@ -39,7 +59,13 @@ _PLACEHOLDER = re.compile(
     r"0x[0-9a-f]+$)"
 )
 _FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
-_NO_FAKE_FILTER = {"private_key", "x_bearer_token", "dropbox_long_term_token"}
+_NO_FAKE_FILTER = {"private_key", "x_bearer_token", "dropbox_long_term_token", "json_web_key"}
+_RULE_SCORE = {"uuid": 0.5}  # a UUID is often an id, not a key: masked, not blocked on its own
+# the end of a value: the next URL query parameter or an HTML entity
+_VALUE_END = re.compile(r"&(?:[\w.\-]+=|(?:amp|lt|gt|quot|#\d+);?)|%26")
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
+_DATA_URI = re.compile(r"data:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+")
+_ENCRYPTED_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----\s*Proc-Type:\s*4,ENCRYPTED")
 
 
 @dataclass(frozen=True)
@@ -82,6 +108,8 @@ def looks_like_credential(value: str, *, key: str, entropy_threshold: float, min
         return False
     if re.fullmatch(r"[a-z]+(?:[_\-.][a-z]+)*", value) and len(value) < 24:  # an identifier, not a value
         return False
+    if _EMAIL.fullmatch(value) or sealed_ciphertext(value):  # an address; an encrypted (sealed) value
+        return False
     is_password = bool(re.search(r"(?i)pass|pwd|pw|secure|identified|^-u$|^--user$", key))
     if is_password:
         # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
@@ -100,22 +128,45 @@ class SecretScanner:
         self._plugins = _detect_secrets_plugins() if use_detect_secrets else []
 
     def scan(self, text: str) -> list[SecretHit]:
-        hits: list[SecretHit] = []
-        for rule, pattern in KEY_FORMATS.items():
+        # not secrets: images in data URIs, encrypted private keys
+        excluded = [m.span() for pattern in (_DATA_URI, _ENCRYPTED_PEM) for m in pattern.finditer(text)]
+        hits = [h for h in self._scan_formats(text) if not _inside(h, excluded)]
+        for pattern in (
+            _CONTEXT,
+            _ENV_DEFAULT,
+            _CALL_PAIR,
+            _FLAG,
+            _SQL,
+            _SQL_WITH,
+            _XML,
+            _SECURE_STRING,
+            _CURL_USER,
+        ):
             for m in pattern.finditer(text):
-                g = 1 if m.lastindex else 0
-                if rule in _NO_FAKE_FILTER or not looks_fake(m.group(g)):
-                    hits.append(SecretHit(m.start(g), m.end(g), rule, 0.95))
-        for pattern in (_CONTEXT, _FLAG, _SQL, _XML, _SECURE_STRING, _CURL_USER):
-            for m in pattern.finditer(text):
-                value, key = m.group("value"), m.group("key") or m.group("key2") or ""
-                if looks_like_credential(
+                key = m.group("key") or (m.groupdict().get("key2") or "")
+                value = _VALUE_END.split(m.group("value"), maxsplit=1)[0]
+                if len(value) >= 4 and looks_like_credential(
                     value, key=key, entropy_threshold=self.entropy_threshold, min_length=self.min_token_length
                 ):
-                    hits.append(SecretHit(m.start("value"), m.end("value"), "credential_in_context", 0.8))
+                    start = m.start("value")
+                    hits.append(SecretHit(start, start + len(value), "credential_in_context", 0.8))
         if self._plugins:
-            hits.extend(self._scan_plugins(text))
+            hits.extend(h for h in self._scan_plugins(text) if not _inside(h, excluded))
         return _dedupe(hits)
+
+    def _scan_formats(self, text: str) -> list[SecretHit]:
+        hits = []
+        for rule, pattern in KEY_FORMATS.items():
+            validate = VALIDATORS.get(rule)
+            for m in pattern.finditer(text):
+                g = 1 if m.lastindex else 0
+                value = m.group(g)
+                verdict = validate(value) if validate else None
+                if verdict is False:
+                    continue
+                if verdict or rule in _NO_FAKE_FILTER or not looks_fake(value):
+                    hits.append(SecretHit(m.start(g), m.end(g), rule, _RULE_SCORE.get(rule, 0.95)))
+        return hits
 
     def _scan_plugins(self, text: str) -> list[SecretHit]:
         hits = []
@@ -123,13 +174,17 @@ class SecretScanner:
         for line in text.splitlines(keepends=True):
             for rule, plugin in self._plugins:
                 for value in plugin.analyze_string(line):
-                    if not isinstance(value, str) or len(value) < 8:
+                    if not isinstance(value, str) or len(value) < 8 or looks_fake(value) or value.isalpha():
                         continue
                     pos = line.find(value)
                     if pos >= 0:
                         hits.append(SecretHit(offset + pos, offset + pos + len(value), rule, 0.9))
             offset += len(line)
         return hits
+
+
+def _inside(hit: SecretHit, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= hit.start and hit.end <= b for a, b in spans)
 
 
 def _dedupe(hits: list[SecretHit]) -> list[SecretHit]:

@@ -1,0 +1,117 @@
+"""Structural checks of known credential formats: checksums and decodable payloads.
+
+Each validator takes the matched value and returns True (the structure proves it: keep it even if it looks
+made up, as test tokens do), False (the structure disproves it: drop it) or None (cannot tell: the ordinary
+made-up-value filter decides).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import zlib
+from collections.abc import Callable
+
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+
+def _base62(n: int, width: int) -> str:
+    out = ""
+    while n:
+        n, r = divmod(n, 62)
+        out = _BASE62[r] + out
+    return out.rjust(width, "0")
+
+
+def github_checksum_ok(value: str) -> bool | None:
+    """GitHub's prefixed tokens end with 6 base62 characters of the CRC32 of the random part before them.
+    A failed checksum is not proof (hand-written examples lack it), so it leaves the decision to the filter."""
+    body = value.split("_", 1)[-1]
+    if len(body) >= 36 and _base62(zlib.crc32(body[:-6].encode()), 6) == body[-6:]:
+        return True
+    return None
+
+
+def _bech32_polymod(values: list[int]) -> int:
+    gen = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+    chk = 1
+    for v in values:
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ v
+        for i in range(5):
+            chk ^= gen[i] if (top >> i) & 1 else 0
+    return chk
+
+
+def bech32_ok(value: str) -> bool:
+    """Bech32 checksum (BIP-173), as used by age keys: ``<hrp>1<data><6 checksum chars>``."""
+    lowered = value.lower()
+    hrp, sep, data = lowered.rpartition("1")
+    if not sep or not hrp or len(data) < 6 or any(c not in _BECH32 for c in data):
+        return False
+    expanded = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+    return _bech32_polymod(expanded + [_BECH32.index(c) for c in data]) == 1
+
+
+def _b64decode(value: str) -> bytes | None:
+    try:
+        return base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def atlassian_pat_ok(value: str) -> bool | None:
+    """Jira / Confluence Data Center personal access tokens: base64 of ``<12-digit id>:<20 random bytes>``."""
+    raw = _b64decode(value)
+    return None if raw is not None and re.fullmatch(rb"\d{12}:", raw[:13]) else False
+
+
+def ntlm_ok(value: str) -> bool:
+    """An NTLM authenticate (type 3) message: base64 of ``NTLMSSP\\0`` then message type 3 (its zero runs
+    would trip the made-up-value filter, so only a spelled-out 'example' marks a fake)."""
+    raw = _b64decode(value[: len(value) - len(value) % 4])
+    ok = raw is not None and raw.startswith(b"NTLMSSP\x00\x03\x00\x00\x00")
+    return ok and "example" not in value.lower()
+
+
+def uuid_ok(value: str) -> bool | None:
+    """A UUID written in one case (mixed-case UUIDs are hand-edited examples, not generated keys)."""
+    return None if value in (value.lower(), value.upper()) else False
+
+
+_JWK_PRIVATE = re.compile(r'"kty"\s*:\s*"[^"]*"(?=[^{}]*"[dk]"\s*:\s*"[A-Za-z0-9_\-]{8,})')
+
+
+def base64_jwk_ok(value: str) -> bool:
+    """Base64 of a JSON Web Key (set) that carries a private member ("d") or a symmetric key ("k")."""
+    raw = _b64decode(value[: len(value) - len(value) % 4])
+    return raw is not None and _JWK_PRIVATE.search(raw.decode("utf-8", "replace")) is not None
+
+
+VALIDATORS: dict[str, Callable[[str], bool | None]] = {
+    "github_token": github_checksum_ok,
+    "age_secret_key": bech32_ok,
+    "atlassian_pat": atlassian_pat_ok,
+    "ntlm_token": ntlm_ok,
+    "uuid": uuid_ok,
+    "base64_json_web_key": base64_jwk_ok,
+}
+
+
+def aws_key_id_ok(value: str) -> bool | None:
+    """AWS key ids are base32 ids that always carry digits; all letters is a word run (ASIAAUSTRALIA...)."""
+    return None if any(c.isdigit() for c in value[4:]) else False
+
+
+def sealed_ciphertext(value: str) -> bool:
+    """A Bitnami sealed-secrets value: base64 of a 2-byte length, an RSA-encrypted session key of that
+    length (256 or 512 bytes) and the AES-GCM ciphertext. Encrypted, so not a credential."""
+    if len(value) < 340 or not re.fullmatch(r"[A-Za-z0-9+/=]+", value):
+        return False
+    raw = _b64decode(value[:4])
+    return raw is not None and int.from_bytes(raw[:2], "big") in (256, 384, 512)
+
+
+VALIDATORS["aws_access_key_id"] = aws_key_id_ok
