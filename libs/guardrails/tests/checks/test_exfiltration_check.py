@@ -226,3 +226,33 @@ def test_credential_forms_in_defaults_setters_and_sql(text: str) -> None:
 )
 def test_context_does_not_reach_past_the_value(text: str) -> None:
     assert _rules(text) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("otpauth seed: JBSWY3DPEHPK3PXP", "otp_secret"),
+        ("backup code base KZ7Q4MNW2XRT5BPL6YCD3VHJ4EUS7GAF", "otp_secret"),
+        ("bucket: https://acme-prod-exports.s3.amazonaws.com/dump.csv", "aws_s3_bucket"),
+        ("db: https://acme-prod-7f3c.firebaseio.com/users.json", "firebase_domain"),
+    ],
+)
+def test_seeds_and_storage_endpoints_are_found(text: str, rule: str) -> None:
+    assert rule in _rules(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "status: ACCESSDENIEDERROR",  # upper-case letters only: a word, not a base32 seed
+        "code HTTPSCONNECTION2POOL",  # a single digit in an identifier
+    ],
+)
+def test_upper_case_words_are_not_otp_seeds(text: str) -> None:
+    assert "otp_secret" not in _rules(text)
+
+
+def test_aws_secret_key_found_next_to_a_key_id_only() -> None:
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYz9Qk3vTq2L"
+    assert "aws_secret_access_key" in _rules(f"id=AKIAZ3MSJV4WWNKWW5FG\nsecret={secret}")
+    assert "aws_secret_access_key" not in _rules(f"checksum {secret}")

@@ -116,6 +116,11 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         # a private JSON Web Key: the "kty" member of an object that has "d" (private) or "k" (symmetric)
         "json_web_key": r'("kty"\s*:\s*"[^"]*")(?=[^{}]*"[dk]"\s*:\s*"[A-Za-z0-9_\-]{8,})',
         "base64_json_web_key": r"\b((?:ewog|Wwog|eyJ|W3s)[A-Za-z0-9+/]{60,}={0,2})",
+        # an OTP / 2FA seed: a bare base32 string of 16 or 32 characters (validators.otp_seed_ok)
+        "otp_secret": r"(?<![A-Za-z0-9_/+\-])([A-Z2-7]{16}|[A-Z2-7]{32})(?![A-Za-z0-9_/+=\-])",
+        # storage endpoints name data that can be pulled: lower score, masked
+        "aws_s3_bucket": r"\b([a-z0-9.\-]+\.s3(?:[.\-][a-z0-9\-]+)?\.amazonaws\.com)",
+        "firebase_domain": r"\b([a-z0-9.\-]+\.firebase(?:io|app)\.com)",
         "url_credentials": r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/'\"]{1,64}:([^\s:@/'\"]{3,64})@[\w.\-]+",
         "basic_auth_header": r"\bBasic\s+([A-Za-z0-9+/]{16,}={0,2})",
         "bearer_auth_header": r"\bBearer\s+([A-Za-z0-9_\-.~+/]{20,}=*)",

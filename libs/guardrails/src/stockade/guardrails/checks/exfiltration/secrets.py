@@ -60,11 +60,19 @@ _PLACEHOLDER = re.compile(
 )
 _FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
 _NO_FAKE_FILTER = {"private_key", "x_bearer_token", "dropbox_long_term_token", "json_web_key"}
-_RULE_SCORE = {"uuid": 0.5}  # a UUID is often an id, not a key: masked, not blocked on its own
+_RULE_SCORE = {
+    "uuid": 0.5,
+    "otp_secret": 0.6,
+    "aws_s3_bucket": 0.4,
+    "firebase_domain": 0.4,
+}  # a UUID is often an id, not a key: masked, not blocked on its own
 # the end of a value: the next URL query parameter or an HTML entity
 _VALUE_END = re.compile(r"&(?:[\w.\-]+=|(?:amp|lt|gt|quot|#\d+);?)|%26")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
 _DATA_URI = re.compile(r"data:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+")
+# an AWS secret access key: 40 base64 characters; alone it is any blob, so only next to a key id
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+_AWS_PAIR_WINDOW = 400
 _ENCRYPTED_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----\s*Proc-Type:\s*4,ENCRYPTED")
 
 
@@ -150,6 +158,7 @@ class SecretScanner:
                 ):
                     start = m.start("value")
                     hits.append(SecretHit(start, start + len(value), "credential_in_context", 0.8))
+        hits += _aws_secret_keys(text, hits)
         if self._plugins:
             hits.extend(h for h in self._scan_plugins(text) if not _inside(h, excluded))
         return _dedupe(hits)
@@ -181,6 +190,21 @@ class SecretScanner:
                         hits.append(SecretHit(offset + pos, offset + pos + len(value), rule, 0.9))
             offset += len(line)
         return hits
+
+
+def _aws_secret_keys(text: str, hits: list[SecretHit]) -> list[SecretHit]:
+    """40-character secret keys near an AWS access key id (same statement, file or message)."""
+    found: list[SecretHit] = []
+    for key_id in (h for h in hits if h.rule == "aws_access_key_id"):
+        lo, hi = max(0, key_id.start - _AWS_PAIR_WINDOW), key_id.end + _AWS_PAIR_WINDOW
+        for m in _AWS_SECRET.finditer(text, lo, hi):
+            v = m.group(1)
+            mixed = (
+                any(c.islower() for c in v) and any(c.isupper() for c in v) and any(c.isdigit() for c in v)
+            )
+            if mixed and shannon_entropy(v) >= 4.0 and not looks_fake(v):
+                found.append(SecretHit(m.start(1), m.end(1), "aws_secret_access_key", 0.95))
+    return found
 
 
 def _inside(hit: SecretHit, spans: list[tuple[int, int]]) -> bool:

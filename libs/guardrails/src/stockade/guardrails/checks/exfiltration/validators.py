@@ -114,4 +114,12 @@ def sealed_ciphertext(value: str) -> bool:
     return raw is not None and int.from_bytes(raw[:2], "big") in (256, 384, 512)
 
 
+def otp_seed_ok(value: str) -> bool | None:
+    """A random base32 seed mixes letters with the digits 2-7 and repeats few characters; upper-case words
+    and identifiers (ACCESS_DENIED, HTTPSCONNECTION) do not."""
+    digits = sum(c.isdigit() for c in value)
+    return None if 2 <= digits <= len(value) // 2 and len(set(value)) >= len(value) * 0.6 else False
+
+
 VALIDATORS["aws_access_key_id"] = aws_key_id_ok
+VALIDATORS["otp_secret"] = otp_seed_ok
