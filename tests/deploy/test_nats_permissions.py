@@ -79,7 +79,7 @@ def deployment(nats_server_factory: NatsServerFactory) -> Iterator[Deployment]:
         assert expected in text
     text = text.replace("include agents.conf", TEST_AGENTS).replace("store_dir: /data/jetstream", "")
     text = text.replace("http: 0.0.0.0:8222", f"http: 127.0.0.1:{monitor_port}")
-    passwords = {user: secrets.token_urlsafe(16) for user in SERVICE_USERS}
+    passwords = {user: "pw" + secrets.token_hex(16) for user in SERVICE_USERS}  # see deploy/README.md
     passwords.update(alice="alice-test-password", bob="bob-test-password")
     with pytest.MonkeyPatch.context() as env:
         for user in SERVICE_USERS:

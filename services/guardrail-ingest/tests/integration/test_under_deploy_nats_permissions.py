@@ -32,7 +32,7 @@ async def test_service_works_with_its_least_privilege_nats_user(
     text = CONFIG.read_text()
     text = text.replace("include agents.conf", NO_AGENTS).replace("store_dir: /data/jetstream", "")
     text = text.replace("http: 0.0.0.0:8222", f"http: 127.0.0.1:{free_port()}")
-    password = secrets.token_urlsafe(16)
+    password = "pw" + secrets.token_hex(16)  # NATS parses $VAR values: start with a letter
     for user in ("PROMPT_API", "MODEL_API", "GUARDRAIL_INGEST", "TRUST_BROKER"):
         monkeypatch.setenv(f"NATS_{user}_PASSWORD", password)
     server = nats_server_factory(text)
