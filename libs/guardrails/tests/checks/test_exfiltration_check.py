@@ -256,3 +256,28 @@ def test_aws_secret_key_found_next_to_a_key_id_only() -> None:
     secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYz9Qk3vTq2L"
     assert "aws_secret_access_key" in _rules(f"id=AKIAZ3MSJV4WWNKWW5FG\nsecret={secret}")
     assert "aws_secret_access_key" not in _rules(f"checksum {secret}")
+
+
+def test_google_client_secret_found_next_to_its_client_id() -> None:
+    client = "417302958816-k3v9q2m7x1b8n4c6z0w5r2t8y7u3p1aa.apps.googleusercontent.com"
+    assert "google_oauth_client_secret" in _rules(
+        f'client_id: "{client}"\nclient_secret: "Rt5vK9qZ2mXw8LpN3bYc7HdF"'
+    )
+    assert "google_oauth_client_secret" not in _rules('build_tag: "Rt5vK9qZ2mXw8LpN3bYc7HdF"')
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("sq0idp-Kq7mZ2xW9pL4vR8tY1nB3c", "square_token"),
+        ("GR1348941Zq8mKd3RtWp5Lx2NvB7c", "gitlab_runner_token"),
+        ("eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.Zm9vYmFyYmF6cXV4cXV1eA", "jose_token"),
+    ],
+)
+def test_vendor_formats_from_public_rule_sets(text: str, rule: str) -> None:
+    assert rule in _rules(text)
+
+
+def test_jose_token_needs_a_jose_header() -> None:
+    # eyJ + base64 of JSON without alg/enc: not a token header
+    assert "jose_token" not in _rules("eyJuYW1lIjoiYm9iIiwiYWdlIjo0Mn0.Zm9vYmFyYmF6cXV4")

@@ -70,9 +70,18 @@ _RULE_SCORE = {
 _VALUE_END = re.compile(r"&(?:[\w.\-]+=|(?:amp|lt|gt|quot|#\d+);?)|%26")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
 _DATA_URI = re.compile(r"data:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+")
-# an AWS secret access key: 40 base64 characters; alone it is any blob, so only next to a key id
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
-_AWS_PAIR_WINDOW = 400
+# secrets that are random blobs alone, so are reported only next to their id: key-id rule -> (shape, rule)
+_PAIRED: dict[str, tuple[re.Pattern[str], str]] = {
+    "aws_access_key_id": (
+        re.compile(r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        "aws_secret_access_key",
+    ),
+    "google_oauth_client_id": (
+        re.compile(r"(?<![A-Za-z0-9_\-])([A-Za-z0-9_\-]{24})(?![A-Za-z0-9_\-=.])"),
+        "google_oauth_client_secret",
+    ),
+}
+_PAIR_WINDOW = 400
 _ENCRYPTED_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----\s*Proc-Type:\s*4,ENCRYPTED")
 
 
@@ -158,7 +167,7 @@ class SecretScanner:
                 ):
                     start = m.start("value")
                     hits.append(SecretHit(start, start + len(value), "credential_in_context", 0.8))
-        hits += _aws_secret_keys(text, hits)
+        hits += _paired_secrets(text, hits)
         if self._plugins:
             hits.extend(h for h in self._scan_plugins(text) if not _inside(h, excluded))
         return _dedupe(hits)
@@ -192,18 +201,21 @@ class SecretScanner:
         return hits
 
 
-def _aws_secret_keys(text: str, hits: list[SecretHit]) -> list[SecretHit]:
-    """40-character secret keys near an AWS access key id (same statement, file or message)."""
+def _paired_secrets(text: str, hits: list[SecretHit]) -> list[SecretHit]:
+    """Secrets near their id (AWS secret access key near the key id, Google client secret near the client id)."""
     found: list[SecretHit] = []
-    for key_id in (h for h in hits if h.rule == "aws_access_key_id"):
-        lo, hi = max(0, key_id.start - _AWS_PAIR_WINDOW), key_id.end + _AWS_PAIR_WINDOW
-        for m in _AWS_SECRET.finditer(text, lo, hi):
+    for key_id in hits:
+        if key_id.rule not in _PAIRED:
+            continue
+        shape, rule = _PAIRED[key_id.rule]
+        lo, hi = max(0, key_id.start - _PAIR_WINDOW), key_id.end + _PAIR_WINDOW
+        for m in shape.finditer(text, lo, hi):
             v = m.group(1)
             mixed = (
                 any(c.islower() for c in v) and any(c.isupper() for c in v) and any(c.isdigit() for c in v)
             )
-            if mixed and shannon_entropy(v) >= 4.0 and not looks_fake(v):
-                found.append(SecretHit(m.start(1), m.end(1), "aws_secret_access_key", 0.95))
+            if mixed and shannon_entropy(v) >= 3.8 and not looks_fake(v):
+                found.append(SecretHit(m.start(1), m.end(1), rule, 0.95))
     return found
 
 

@@ -121,5 +121,14 @@ def otp_seed_ok(value: str) -> bool | None:
     return None if 2 <= digits <= len(value) // 2 and len(set(value)) >= len(value) * 0.6 else False
 
 
+def jose_header_ok(value: str) -> bool | None:
+    """The first segment of a JWS/JWE is base64url JSON with an "alg" or "enc" member."""
+    head = value.split(".", 1)[0].replace("-", "+").replace("_", "/").rstrip("=")
+    raw = _b64decode(head[: len(head) - len(head) % 4] if len(head) % 4 == 1 else head)
+    text = raw.decode("utf-8", "replace") if raw else ""
+    return None if re.search(r'"(?:alg|enc)"\s*:', text) else False
+
+
 VALIDATORS["aws_access_key_id"] = aws_key_id_ok
+VALIDATORS["jose_token"] = jose_header_ok
 VALIDATORS["otp_secret"] = otp_seed_ok
