@@ -60,10 +60,15 @@ class ReadBatcher:
                 try:
                     rows = await self._run([args for args, _ in batch])
                 except BaseException as exc:
+                    failed = isinstance(exc, Exception)
                     for _, future in batch:
-                        if not future.done():
+                        if future.done():
+                            continue
+                        if failed:
                             future.set_exception(exc)
-                    if not isinstance(exc, Exception):
+                        else:
+                            future.cancel()
+                    if not failed:  # cancelled (shutdown): the waiting requests are cancelled too
                         raise
                     continue
                 by_index = {row["i"]: row for row in rows}
