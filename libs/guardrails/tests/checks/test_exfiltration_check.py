@@ -220,6 +220,7 @@ def test_credential_forms_in_defaults_setters_and_sql(text: str) -> None:
         "password:\n            Zx8#kq2!Lm9v",  # a value on the next line is not the key's value
         "apiVersion: bitnami.com/v1alpha1",  # 'api' in a longer camelCase word is not a credential key
         "PWR_MGM: N0tThePSw45f!!!",  # PW inside an upper-case word is not a key
+        'author_info = "Mq$Bn0Tf0YHDk7Zx"',  # 'author' is not 'auth'
         '"key":"f45VgF8jX79o@anydata.com"',  # an e-mail address, not a key
         "wiki/page.action?spaceKey=LOGIC&title=QUANTUM",  # the value ends at the next query parameter
     ],
