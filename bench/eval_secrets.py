@@ -1,5 +1,9 @@
 """Secrets evaluation helpers for eval_detectors.py: line-level precision/recall on CredSweeper's samples
-against its expected output, file-disjoint train/test split (the upstream data has no split)."""
+against its expected output, file-disjoint train/test split (the upstream data has no split).
+
+Run alone: ``.venv/bin/python bench/eval_secrets.py [--split train|test] [--show]`` prints the scanner's and
+detect-secrets' numbers on one split; ``--show`` lists missed findings and false-positive lines (use it on
+the train split only: tune on train, report on test)."""
 
 from __future__ import annotations
 
@@ -97,4 +101,38 @@ def prf(found: set[Line], expected: list[frozenset[Line]]) -> dict[str, Any]:
     }
 
 
+def main() -> None:
+    import argparse
+
+    from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--split", choices=("train", "test"), default="test")
+    parser.add_argument("--show", action="store_true", help="List misses and false positives.")
+    args = parser.parse_args()
+    data = Path(__file__).resolve().parents[2] / "shared" / "data" / "secrets"
+    root = data / "samples"
+    files = split_files(root, args.split)
+    expected = expected_findings(data / "expected_output.json", {str(f.relative_to(root)) for f in files})
+    scanner = SecretScanner()
+    ours = run_scanner(files, root, lambda text: [h.start for h in scanner.scan(text)])
+    result = {
+        "split": args.split,
+        "files": len(files),
+        "ours": prf(ours, expected),
+        "detect_secrets": prf(run_detect_secrets(files, root), expected),
+    }
+    print(json.dumps(result, indent=1))
+    if args.show:
+        lines = set().union(*expected) if expected else set()
+        for finding in expected:
+            if not finding & ours:
+                print("MISS", min(finding))
+        for line in sorted(ours - lines):
+            print("FP  ", line)
+
+
 __all__ = ["expected_findings", "prf", "run_detect_secrets", "run_scanner", "split_files"]
+
+if __name__ == "__main__":
+    main()
