@@ -207,6 +207,7 @@ def test_sealed_secret_ciphertext_is_not_a_credential() -> None:
         "ALTER USER 'app'@'%' IDENTIFIED WITH 'mysql_native_password' AS '*6C8989366EAF75BB670AD8EA7A7FC1176A95CE'",
         "api_key = '''KJHfdjs8767gr54534wsFHGf5hJK'''",
         "passwords: Prl23Db#@x",
+        "authorization = 'Hq7mZ2xW9pL4vR8tY1nB3cK6'",  # 'authoriz...' is an auth key, unlike 'author'
         "https://h.example.net/cb?ts%3D1395782596%26token%3Dh1d3Me4ch534d801sl3jdk%26v%3D3",
     ],
 )

@@ -15,7 +15,7 @@ from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
 from stockade.guardrails.checks.exfiltration.validators import VALIDATORS, sealed_ciphertext
 
 _KEY_WORDS = (
-    r"pass(?:wd|word|phrase)?|pwd?(?-i:(?![A-Z]))|api(?-i:(?![A-Z]))|secret|token|key|auth(?!or)\w*|credential|salt|nonce|signature|bearer|"
+    r"pass(?:wd|word|phrase)?|pwd?(?-i:(?![A-Z]))|api(?-i:(?![A-Z]))|secret|token|key|auth(?!or(?!i[sz]))\w*|credential|salt|nonce|signature|bearer|"
     r"userpwd"
 )
 # key = value, key: value, "key": "value", key is value, key%3Dvalue (URL-encoded); one line only
