@@ -95,9 +95,10 @@ class PostgresReader:
     @classmethod
     async def connect(cls, url: str, in_flight: int, max_batch: int) -> PostgresReader:
         dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        # min_size=0: nothing connects until the first read (the service starts while PostgreSQL is down).
         # No reset query on release (asyncpg's default costs a round trip per request): these connections run
         # one autocommit SELECT and never change session state; an open transaction is still rolled back.
-        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=in_flight, reset=_keep_session)
+        pool = await asyncpg.create_pool(dsn, min_size=0, max_size=in_flight, reset=_keep_session)
         return cls(pool, in_flight, max_batch)
 
     async def read(
