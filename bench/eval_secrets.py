@@ -68,7 +68,7 @@ def run_scanner(files: list[Path], root: Path, scan: Callable[[str], list[int]])
 
 def run_detect_secrets(files: list[Path], root: Path) -> set[Line]:
     """detect-secrets alone, default plugins and filters, scanning each file."""
-    from detect_secrets import SecretsCollection
+    from detect_secrets.core.secrets_collection import SecretsCollection
     from detect_secrets.settings import default_settings
 
     found = set()
