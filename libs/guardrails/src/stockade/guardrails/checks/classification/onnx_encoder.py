@@ -160,6 +160,7 @@ def _export(path: str, target: Path) -> None:
                 opset_version=17,
                 dynamo=False,
             )
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache may be shared
         os.replace(tmp, target)  # atomic: another process sees the whole file or none
     except Exception as exc:
         Path(tmp).unlink(missing_ok=True)
