@@ -350,7 +350,10 @@ if __name__ == "__main__":
         "--in-flight", type=int, default=256, help="messages the broker (and the forwarder) handle at once"
     )
     parser.add_argument(
-        "--replicas", type=int, default=1, help="broker (and forwarder) processes in the queue group"
+        "--replicas",
+        type=int,
+        default=2,
+        help="broker (and forwarder) processes in the queue group (default 2: one per core of the 2-core machine)",
     )
     parser.add_argument(
         "--asyncio",
