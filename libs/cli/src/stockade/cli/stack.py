@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import secrets
 import shutil
 import socket
 import sys
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
 from stockade.cli import progress
+from stockade.cli.demo import ensure_trust_config
 from stockade.cli.processes import Child, spawn
 from stockade.contracts import subjects
+from stockade.runtime.probe import probe_nats
 
 
 @dataclass
@@ -150,88 +150,10 @@ async def _wait_nats(cfg: StackConfig, child: Child) -> None:
             await asyncio.sleep(0.05)
 
 
-@dataclass
-class DemoInfo:
-    api_key: str
-    project_id: str
-    user: str = ""
-    console_password: str = ""
-
-
-def prepare_database(cfg: StackConfig) -> DemoInfo | None:
-    """Migrate the SQLite database and seed demo data when empty; returns the demo key when one exists."""
-    from stockade.identity.seed import seed_demo
-    from stockade.prompt_api.migrate import upgrade  # identity tables first, then prompt-api's
-    from stockade.runtime.db import create_engine, session_factory
-
-    cfg.state_dir.mkdir(parents=True, exist_ok=True)
-    upgrade(cfg.db_url)
-    demo_file = cfg.state_dir / "demo.json"
-
-    async def seed() -> object:
-        engine = create_engine(cfg.db_url)
-        try:
-            return await seed_demo(session_factory(engine))
-        finally:
-            await engine.dispose()
-
-    demo = asyncio.run(seed())
-    if demo is not None:
-        info = DemoInfo(
-            api_key=str(demo.api_key_plaintext),  # type: ignore[attr-defined]
-            project_id=str(demo.project_id),  # type: ignore[attr-defined]
-            user=str(demo.user.email),  # type: ignore[attr-defined]
-            console_password=str(demo.console_password),  # type: ignore[attr-defined]
-        )
-        # Demo convenience for the embedded stack only: the demo key is kept in a 0600 file so later
-        # `stockade up` runs can print it again. Real keys are shown once and stored only as SHA-256.
-        demo_file.touch(mode=0o600)
-        demo_file.write_text(json.dumps(asdict(info)) + "\n")
-        return info
-    if demo_file.exists():
-        data = json.loads(demo_file.read_text())
-        return DemoInfo(**data)
-    return None
-
-
-DEMO_AGENTS = (("planner", "trusted", "search, summarize"), ("executor", "restricted", "summarize"))
-
-
-def ensure_trust_config(cfg: StackConfig) -> Path:
-    """A demo agent registry for the embedded trust-broker, with fresh random HMAC secrets (files, 0600)."""
-    path = cfg.state_dir / "trust.yaml"
-    if path.exists():
-        return path
-    secrets_dir = cfg.state_dir / "agent-keys"
-    secrets_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    lines = [
-        "# Demo agent registry of the embedded stack (stockade up). Edit freely: the broker reloads it.",
-        "# Each agent's HMAC secret is in agent-keys/<agent>-demo-1 (random, 0600).",
-        "guardrails:",
-        "  trust:",
-        "    policy:",
-        "      min_sender_trust: restricted",
-        "    agents:",
-    ]
-    for agent, trust, capabilities in DEMO_AGENTS:
-        secret_file = secrets_dir / f"{agent}-demo-1"
-        secret_file.touch(mode=0o600)
-        secret_file.write_text(secrets.token_hex(32) + "\n")
-        lines += [
-            f"      - id: {agent}",
-            f"        trust: {trust}",
-            f"        capabilities: [{capabilities}]",
-            "        keys:",
-            f"          - {{id: demo-1, secret_file: {secret_file}}}",
-        ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def start_service(cfg: StackConfig, name: str) -> Child:
     if name == "trust-broker":
         env = child_env(cfg, "TRUST_BROKER_")
-        env["TRUST_BROKER_CONFIG_PATH"] = str(ensure_trust_config(cfg))
+        env["TRUST_BROKER_CONFIG_PATH"] = str(ensure_trust_config(cfg.state_dir))
         return spawn(
             name,
             [sys.executable, "-m", "stockade.trust_broker"],
@@ -290,16 +212,8 @@ async def _healthy(cfg: StackConfig, client: httpx.AsyncClient, name: str) -> bo
 
 
 async def nats_health(url: str, subject: str) -> bool:
-    from stockade.runtime.nats import probe_connect
-
     try:
-        nc = await probe_connect(url)
-    except Exception:
+        await probe_nats(url, subject, timeout_s=0.5, user=None, password=None)
+    except Exception:  # refused, timeout, no responders, unhealthy answer
         return False
-    try:
-        msg = await nc.request(subject, b"{}", timeout=0.5)
-        return bool(json.loads(msg.data).get("status") == "ok")
-    except Exception:
-        return False
-    finally:
-        await nc.close()
+    return True

@@ -8,13 +8,12 @@ from pathlib import Path
 from types import FrameType
 
 from stockade.cli import progress
+from stockade.cli.demo import DemoInfo, prepare_database
 from stockade.cli.processes import Child, wait_any_exit
 from stockade.cli.stack import (
-    DemoInfo,
     StackConfig,
     StartupError,
     check_ports,
-    prepare_database,
     start_nats,
     start_service,
     wait_healthy,
@@ -58,7 +57,7 @@ def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: lis
     with progress.starting("nats-server", f"{cfg.nats_url}, JetStream in {cfg.state_dir / 'nats'}"):
         children.append(start_nats(cfg))
     with progress.starting("database", f"SQLite {cfg.db_path} (migrate, seed demo data if empty)"):
-        demo = prepare_database(cfg)
+        demo = prepare_database(cfg.state_dir, cfg.db_url)
     started: dict[str, Child] = {}
     for name in SERVICES:
         progress.info(f"starting {name}")

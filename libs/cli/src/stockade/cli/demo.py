@@ -1,0 +1,85 @@
+"""Demo data of the embedded stack: the seeded organisation, key and console user, and a demo agent registry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+DEMO_AGENTS = (("planner", "trusted", "search, summarize"), ("executor", "restricted", "summarize"))
+
+
+@dataclass
+class DemoInfo:
+    api_key: str
+    project_id: str
+    user: str = ""
+    console_password: str = ""
+
+
+def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
+    """Migrate the SQLite database and seed demo data when empty; returns the demo key when one exists."""
+    from stockade.identity.seed import DemoSeed, seed_demo
+    from stockade.prompt_api.migrate import upgrade  # identity tables first, then prompt-api's
+    from stockade.runtime.db import create_engine, session_factory
+
+    state_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(db_url)
+    demo_file = state_dir / "demo.json"
+
+    async def seed() -> DemoSeed | None:
+        engine = create_engine(db_url)
+        try:
+            return await seed_demo(session_factory(engine))
+        finally:
+            await engine.dispose()
+
+    demo = asyncio.run(seed())
+    if demo is not None:
+        info = DemoInfo(
+            api_key=demo.api_key_plaintext,
+            project_id=demo.project_id,
+            user=demo.user.email,
+            console_password=demo.console_password,
+        )
+        # Demo convenience for the embedded stack only: the demo key is kept in a 0600 file so later
+        # `stockade up` runs can print it again. Real keys are shown once and stored only as SHA-256.
+        demo_file.touch(mode=0o600)
+        demo_file.write_text(json.dumps(asdict(info)) + "\n")
+        return info
+    if demo_file.exists():
+        return DemoInfo(**json.loads(demo_file.read_text()))
+    return None
+
+
+def ensure_trust_config(state_dir: Path) -> Path:
+    """A demo agent registry for the embedded trust-broker, with fresh random HMAC secrets (files, 0600)."""
+    path = state_dir / "trust.yaml"
+    if path.exists():
+        return path
+    secrets_dir = state_dir / "agent-keys"
+    secrets_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lines = [
+        "# Demo agent registry of the embedded stack (stockade up). Edit freely: the broker reloads it.",
+        "# Each agent's HMAC secret is in agent-keys/<agent>-demo-1 (random, 0600).",
+        "guardrails:",
+        "  trust:",
+        "    policy:",
+        "      min_sender_trust: restricted",
+        "    agents:",
+    ]
+    for agent, trust, capabilities in DEMO_AGENTS:
+        secret_file = secrets_dir / f"{agent}-demo-1"
+        secret_file.touch(mode=0o600)
+        secret_file.write_text(secrets.token_hex(32) + "\n")
+        lines += [
+            f"      - id: {agent}",
+            f"        trust: {trust}",
+            f"        capabilities: [{capabilities}]",
+            "        keys:",
+            f"          - {{id: demo-1, secret_file: {secret_file}}}",
+        ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
