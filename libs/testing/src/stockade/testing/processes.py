@@ -3,25 +3,45 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
-import shutil
 import signal
 import subprocess
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from stockade.testing.ports import wait_until
 
 __all__ = ["ManagedProcess"]
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(sig: signal.Signals) -> Callable[[], None] | None:
+    """A pre-exec hook that makes the child receive ``sig`` when its parent thread dies (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)  # loaded before fork: the hook itself only calls into it
+    parent = os.getpid()
+
+    def hook() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, int(sig))
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+
+    return hook
+
 
 class ManagedProcess:
     """A child process in its own session (process group), so stopping it leaves no orphans.
 
     Output goes to ``log_path``; :meth:`log_tail` gives the end of it for error messages.
-    ``die_with_parent=True`` (Linux, util-linux ``setpriv``) also sends ``stop_signal`` to the process if
-    the thread that started it dies, e.g. when pytest is killed and cannot run its teardown. Only use it
-    from a thread that lives as long as the process should (the main thread).
+    ``die_with_parent=True`` (Linux) also sends ``stop_signal`` to the process if the thread that started it
+    dies, e.g. when pytest is killed and cannot run its teardown. The parent-death signal is set in the child
+    before ``exec`` (so it is in force by the time the constructor returns, with no window in which a killed
+    parent leaves an orphan), after any change of user (which would clear it). Only use it from a thread that
+    lives as long as the process should (the main thread).
     """
 
     def __init__(
@@ -44,13 +64,11 @@ class ManagedProcess:
         if user is not None:
             # Drop root: setuid/setgid in the child, no supplementary groups kept from root.
             group, extra_groups = _primary_group(user), []
-        command = list(self.argv)
-        setpriv = shutil.which("setpriv") if die_with_parent else None
-        if setpriv is not None:
-            command = [setpriv, "--pdeathsig", stop_signal.name.removeprefix("SIG"), "--", *command]
+        preexec = _die_with_parent(stop_signal) if die_with_parent else None
         with open(log_path, "ab") as log:
             self.popen = subprocess.Popen(
-                command,
+                self.argv,
+                preexec_fn=preexec,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
