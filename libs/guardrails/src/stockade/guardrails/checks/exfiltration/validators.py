@@ -132,3 +132,25 @@ def jose_header_ok(value: str) -> bool | None:
 VALIDATORS["aws_access_key_id"] = aws_key_id_ok
 VALIDATORS["jose_token"] = jose_header_ok
 VALIDATORS["otp_secret"] = otp_seed_ok
+
+
+def der_private_key_ok(value: str) -> bool:
+    """Base64 of a DER private key: a SEQUENCE with a long-form length, then the version INTEGER 0 or 1
+    (PKCS#1 RSA, PKCS#8). Certificates, public keys and encrypted PKCS#8 open with a nested SEQUENCE."""
+    raw = _b64decode(value[:16])
+    if raw is None or len(raw) < 7 or raw[0] != 0x30 or not 0x81 <= raw[1] <= 0x83:
+        return False
+    head = 2 + (raw[1] & 0x7F)
+    return raw[head : head + 3] in (b"\x02\x01\x00", b"\x02\x01\x01")
+
+
+def grafana_key_ok(value: str) -> bool:
+    """A Grafana API key: base64 of a JSON object with the key "k", the name "n" and the org "id"."""
+    body = value.rstrip("=").replace("-", "+").replace("_", "/")
+    raw = _b64decode(body[:-1] if len(body) % 4 == 1 else body)
+    text = raw.decode("utf-8", "replace") if raw else ""
+    return all(f'"{member}"' in text for member in ("k", "n", "id"))
+
+
+VALIDATORS["base64_der_private_key"] = der_private_key_ok
+VALIDATORS["grafana_provisioned_key"] = grafana_key_ok

@@ -1,0 +1,202 @@
+"""Credentials found by their context: a value next to a credential word (``password = ...``, ``"apiKey":``,
+``--token X``, ``IDENTIFIED BY``, ``<password>``, ``setPassword("...")``, ``getenv("SECRET", "default")``),
+kept only when it looks like a real value: not a placeholder, variable, call, made-up run or plain word."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+from stockade.guardrails.checks.exfiltration.validators import sealed_ciphertext
+
+# credential words; pass(?!...) and p(s|ss|as)w(o?r)d cover passwd, pswd, psswd, pswrd
+_KEY_WORDS = (
+    r"pass(?:wd|word|phrase|code)?|p(?:s|ss|as)w(?:o?r)?d|pswr?(?![a-z])|pwd?(?-i:(?![A-Z]))|"
+    r"api(?-i:(?![A-Z]))|secret|token|key(?!word|board|pad|name|store)|auth(?!or(?!i[sz]))\w*|credential|"
+    r"salt|nonce|signature|bearer|userpwd"
+)
+# a variable whose name holds a credential word at a word or camelCase boundary
+_KEY = (
+    rf"(?P<key>[\w.\-]{{0,40}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[a-z]))(?:{_KEY_WORDS})s?"
+    r"(?-i:(?![a-z]))[\w.\-]{0,30}?)"
+)
+_KEYED = rf"[\w.\-]*?(?:{_KEY_WORDS})[\w.\-]*"
+# a value opening: a constructor or string prefix, quotes, an auth scheme (Authorization: "token X")
+_OPEN = (
+    r"(?:(?:new[ \t]+)?(?:[A-Z]\w{0,24}|str|bytes|string|\[\]byte|Buffer\.from)\((?=[ \t]*[bru]?[\"'`])[ \t]*)?"
+    r"(?:[bru]{1,2}(?=[\"'`])|@(?=\"))?(?P<quote>[\"'`]{0,3})"
+    r"(?:(?i:token|bearer|basic|bot|oauth|apikey|ssws|digest)[ \t]+(?=\S{8}))?"
+)
+# key = value, key: value, "key": "value", key: str = value, key => value, key is value, key%3Dvalue
+_CONTEXT = re.compile(
+    rf"(?i){_KEY}(?:[\"'`]?\])?[\"'`]?[ \t]*(?::[ \t]*[A-Za-z_][\w.<>\[\]?]{{0,30}}[ \t]*(?==))?"
+    r"(?::=|=>|<-|\?=|[!=]==?|=~|[:=]|%3D|[ \t]+(?:is|are|was|were)(?:[ \t]*[:\-])?[ \t]+)"
+    rf"[ \t]*{_OPEN}(?P<value>[^\s\"'`;,)<>{{}}\]]{{4,}})"
+)
+# directives with a space for separator: #define KEY "v", ENV KEY v (Dockerfile), set KEY v, SetEnv KEY v
+_DIRECTIVE = re.compile(
+    rf"(?im)(?:^|[;&|]\s*)[ \t]*(?:#[ \t]*define|%define|%global|set|setx|SetEnv|ENV)[ \t]+(?P<key>{_KEYED})"
+    r"[ \t]+(?P<quote>[\"']?)(?P<value>[^\s\"'=]{4,})"
+)
+# a default in code: SECRET := getenv("X", "value"), PASSWORD = os.environ.get("X") or "value"
+_ENV_DEFAULT = re.compile(
+    rf"(?i)(?P<key>\b{_KEYED})[ \t]*:?=[ \t]*[\w.$]*?(?:getenv|environ\.get|env\.get|fetch|getProperty)\("
+    r"[ \t]*[\"'][^\"'\n]*[\"'][ \t]*(?:,[ \t]*|\)[ \t]*(?:or|\|\||\?\?|\?:)[ \t]*)[\"'](?P<value>[^\"'\s]{4,})"
+)
+# a lookup with a default: os.getenv("DB_PASSWORD", "v"), config.get('api_key', default='v'),
+# process.env.API_TOKEN || "v"
+_GET_DEFAULT = re.compile(
+    rf"(?i)(?:\b(?:get\w*|fetch|setdefault)\([ \t]*[\"'](?P<key>{_KEYED})[\"'][ \t]*,[ \t]*(?:default[ \t]*=[ \t]*)?"
+    rf"|\b(?:process\.env|ENV|os\.environ)(?:\.|\[[\"'])(?P<key2>{_KEYED})[\"'\]]*[ \t]*(?:\|\||\?\?|\bor\b)[ \t]*)"
+    r"[\"'](?P<value>[^\"'\s]{4,})"
+)
+# a setter call: define('PASSWORD', 'value'), config.set("api_token", "value")
+_CALL_PAIR = re.compile(
+    rf"(?i)\b(?:define|set\w*|put\w*|add\w*)\([ \t]*[\"'](?P<key>{_KEYED})[\"'][ \t]*,[ \t]*[\"']"
+    r"(?P<value>[^\"'\s]{4,})"
+)
+# a credential-named method given one literal: setPassword("v"), .apiKey("v"), withToken('v')
+_SETTER = re.compile(
+    rf"(?i)(?P<key>(?:\.[ \t]*|\b(?:set|with)_?)\w*?(?:{_KEY_WORDS})\w*)[ \t]*\([ \t]*[bru]?[\"'`]"
+    r"(?P<value>[^\"'`\s]{4,})[\"'`][ \t]*\)"
+)
+# libcurl options: curl_easy_setopt(h, CURLOPT_PASSWORD, "v")
+_CURLOPT = re.compile(
+    r"(?P<key>CURLOPT_(?:XOAUTH2_BEARER|(?:PROXY)?PASSWORD|(?:PROXY)?USERPWD|KEYPASSWD|TLSAUTH_PASSWORD))"
+    r"[ \t]*,[ \t]*L?\"(?P<value>[^\"]{4,})\""
+)
+# command lines (--password X, -passin pass:X, --client-secret X) and SQL (IDENTIFIED BY X, WITH PASSWORD 'X')
+_FLAG = re.compile(
+    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]*(?:pass(?:word|phrase|wd|in|out)?|pwd|token|oauth2-bearer|secret[\w\-]*|"
+    r"api[_\-]?key))[ \t]+[\"']?(?:pass:)?(?!file:|env:|fd:|stdin)(?P<value>[^\s\"']{4,})"
+)
+# tools whose -p is a password (not a port): mysql -pX, docker login -p X, sshpass -p X, redis-cli -a X
+_TOOL_FLAG = re.compile(
+    r"(?i)\b(?:(?:mysql\w*|mariadb\w*)\b[^\n]*?\s(?P<key>-p)(?=[^\s-])"
+    r"|(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|sshpass)\b[^\n]*?\s(?P<key2>-p)[ \t]+"
+    r"|redis-cli\b[^\n]*?\s(?P<key3>-a)[ \t]+)[\"']?(?P<value>[^\s\"']{4,})"
+)
+_SQL = re.compile(
+    r"(?i)\b(?:(?P<key>identified\s+(?:with\s+\w+\s+)?by)\s+[\"']?|(?P<key2>password)\s+[\"'])"
+    r"(?P<value>[^\s\"';]{4,})"
+)
+# CREATE ROLE x WITH LOGIN PASSWORD value; IDENTIFIED WITH 'plugin' AS 'hash'
+_SQL_WITH = re.compile(
+    r"(?i)(?:\bwith\b[^;\n]{0,40}?\b(?P<key>password)[ \t]+[\"']?"
+    r"|\b(?P<key2>identified\s+with)\s+[\"']?\w+[\"']?\s+as\s+[\"'])(?P<value>[^\s\"';]{4,})"
+)
+_XML = re.compile(
+    r"(?i)<(?P<key>[\w:\-]*(?:pass\w*|secret|token|pwd|api[_\-]?key)[\w:\-]*)(?:\s[^>]*)?>(?P<value>[^<\s]{4,})</"
+)
+# <add key="ApiSecret" value="v"/>, <property name="password" value="v"/>, <entry key="db.password">v</entry>
+_XML_PAIR = re.compile(
+    rf"(?i)<[\w:.\-]+\s[^>]*?\b(?:key|name)[ \t]*=[ \t]*[\"'](?P<key>{_KEYED})[\"']"
+    r"(?:[^>]*?\bvalue[ \t]*=[ \t]*[\"'](?P<value>[^\"'\s]{4,})[\"']|[^>]*>(?P<value2>[^<\s]{4,})</)"
+)
+_CURL_USER = re.compile(
+    r"(?i)\bcurl\b[^\n]*?\s(?P<key>-[uU]|--(?:proxy-)?user)\s+[\"']?[^:\s\"']*:(?P<value>[^\s\"']{4,})"
+)
+_SECURE_STRING = re.compile(r"(?i)(?P<key>ConvertTo-SecureString)\s+[\\\"']*(?P<value>[^\s\"'\\]{4,})")
+PATTERNS = (
+    _CONTEXT,
+    _DIRECTIVE,
+    _ENV_DEFAULT,
+    _GET_DEFAULT,
+    _CALL_PAIR,
+    _SETTER,
+    _CURLOPT,
+    _FLAG,
+    _TOOL_FLAG,
+    _SQL,
+    _SQL_WITH,
+    _XML,
+    _XML_PAIR,
+    _SECURE_STRING,
+    _CURL_USER,
+)
+
+_PLACEHOLDER = re.compile(
+    r"(?i)^(?:\$|%|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
+    r"secret$|example|your[_\-]|placeholder|dummy|redacted|process\.env|os\.environ|getenv|config\.|self\.|this\.|"
+    r"0x[0-9a-f]+$)"
+)
+_FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
+# an unquoted call or attribute chain is code, not a value: getPassword(), bcrypt.hash(pw, settings.DB_PASSWORD
+_CODE = re.compile(
+    r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*\(|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
+)
+# the end of a value: the next URL query parameter or an HTML entity
+# a user name given as its own password (admin/admin, guest:guest): a default, not a secret
+_SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
+_VALUE_END = re.compile(r"&(?:[\w.\-]+=|(?:amp|lt|gt|quot|#\d+);?)|%26")
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
+_PASSWORD_KEY = re.compile(
+    r"(?i)pass|pwd|pw|p(?:s|ss|as)w|psw|secure|identified|^-[upa]$|^--(?:proxy-)?user$"
+)
+
+
+def shannon_entropy(value: str) -> float:
+    if not value:
+        return 0.0
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def has_sequence(value: str, run: int = 5) -> bool:
+    """A run of ascending or descending characters (12345, abcde, 54321): a made-up value."""
+    steps = [ord(b) - ord(a) for a, b in itertools.pairwise(value)]
+    count = 1
+    for prev, cur in itertools.pairwise(steps):
+        count = count + 1 if cur == prev and cur in (1, -1) else 1
+        if count >= run - 1:
+            return True
+    return False
+
+
+def looks_fake(value: str) -> bool:
+    return (
+        bool(_FAKE.search(value))
+        or has_sequence(value)
+        or (len(value) >= 16 and shannon_entropy(value) < 3.0)
+    )
+
+
+def looks_like_credential(
+    value: str, *, key: str, entropy_threshold: float, min_length: int, quoted: bool = True
+) -> bool:
+    if (
+        _PLACEHOLDER.search(value)
+        or value.lower() == key.lower()
+        or looks_fake(value)
+        or _SAME_PAIR.match(value)
+    ):
+        return False
+    if not quoted and _CODE.match(value):
+        return False
+    if re.fullmatch(r"[a-z]+(?:[_\-.][a-z]+)*", value) and len(value) < 24:  # an identifier, not a value
+        return False
+    if _EMAIL.fullmatch(value) or sealed_ciphertext(value):  # an address; an encrypted (sealed) value
+        return False
+    if _PASSWORD_KEY.search(key):
+        # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
+        return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
+    return len(value) >= min_length and shannon_entropy(value) >= entropy_threshold
+
+
+def find_in_context(text: str, *, entropy_threshold: float, min_length: int) -> Iterator[tuple[int, int]]:
+    """Spans of values that sit in a credential context and look like real credentials."""
+    for pattern in PATTERNS:
+        for m in pattern.finditer(text):
+            groups = m.groupdict()
+            key = next((groups[k] for k in ("key", "key2", "key3") if groups.get(k)), "")
+            group = "value" if groups.get("value") is not None else "value2"
+            value = _VALUE_END.split(m.group(group), maxsplit=1)[0]
+            quoted = bool(groups.get("quote", "-"))
+            if len(value) >= 4 and looks_like_credential(
+                value, key=key, entropy_threshold=entropy_threshold, min_length=min_length, quoted=quoted
+            ):
+                yield m.start(group), m.start(group) + len(value)

@@ -1,0 +1,111 @@
+"""Key formats taken from public rule catalogues (CredSweeper's rules, gitleaks): a realistic token of each
+family is found under its rule, and a placeholder or structurally wrong value of the same family is not."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
+
+SCANNER = SecretScanner(use_detect_secrets=False)
+
+
+def _rules(text: str) -> set[str]:
+    return {h.rule for h in SCANNER.scan(text)}
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("HEROKU_API_KEY=HRKU-RHtUVQcDMpg0TMkxpdzPaEMM1ZA7V0FhHVJWDBt2hWdQZUm14QhoxhLPAbQc", "heroku_token"),
+        (
+            "token: ghs_38152_eyJEFUV2fsjGHb6HrlEOS47WgjKCu-0xxKhg5QjWV1m.KaUyvBPs0jSO2Jkf08MMF1ulMMCw3X."
+            "Vy27dFanUrOSE62chn4xdeJg1Kza5K",
+            "github_app_installation_token",
+        ),
+        (
+            "llZq3ZycZOkN8gaW18vjsgJ0Wu8FxTwXqxni7z9KwRkNr4aE28uzJQQJ995eRTpPWzUB4q60sskDI1EDL0Y6AzSt",
+            "azure_storage_account_key",
+        ),
+        (
+            "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;"
+            "SharedAccessKey=TPNbpjava1bMZwIMlvdp5gjTrD8Osj/LnZ5R+j/8U/m=",
+            "azure_shared_access_key",
+        ),
+        (
+            "https://acme.blob.core.windows.net/c/f.csv?sv=2021-06-08&sr=b&sp=r"
+            "&sig=KLDL36awmUDt8QvwTH6Iuj2OkDCJ23VmCwykTp4Eils%3D",
+            "azure_sas_signature",
+        ),
+        ("appid = wx0641e1f037860cf2", "wechat_app_id"),
+        ("LLAMA_API_KEY=llx-MR4pAwBp3GVy1PixOqoRGrB5Vpg5C6QsyHZytfqY6K1Qjah4", "llama_key"),
+        ("PMAT-BY89B61CUA0ZBB5A2ODUPCIVDM", "postman_key"),
+        ("shptka_e81c1aad236d31def0b9d2993134b65a", "shopify_token"),
+        ("b3adf32b1cc8fa650bdf6593d1b61b4b-171b2f3a-9f889eea", "mailgun_key"),
+        ("sid CAf77ee09a4496e0ed7afceaa86dc3f346", "twilio_key"),
+        ("sk-4849a845d1f7c3a0579f09222a2bed27a584d21b54fa8973", "deepseek_key"),
+        ("sk-proj-gYrZJd6F58LKideRuauiFtEvGjfLg19wZW5BSgJk7bwKGfGhgs870XhRQXdNWOAvlhF", "openai_key"),
+        ("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", "groq_key"),
+        ("hf_QbLJmWZTsUryrgsVJN8OLJtqCdpa0WI2Kk", "huggingface_token"),
+        (
+            "sl.u.UVDPDR-m0k5iqkwUONAIifEcLav_q5ZvQmLL8ZrF8w50SR2Qugs4lIFVRdxtDyKUOtfZUTqr8aFvnKbnHFbDfj3u_"
+            "ypO09RnKw1zW9-ohP46PbmT1TOkzfR1",
+            "dropbox_token",
+        ),
+        ("318529047613|wKbPXTXx8TTx4XUMGmTtfc6y_x", "facebook_app_token"),
+        ("A3TXR12TWS1LMCTD27FR", "aws_access_key_id"),
+        ("ntn_619781914rWO9BzG9db057ANuHlwF5SEvPMZUIKK6Q4O5W3zC", "notion_token"),
+        ("sk.eyJ1IjoiYWNtZS1tYXBzIiwiYSI6ImNsN3g5In0.-3BMDogiSTRIiP9LJm7R04", "mapbox_secret_token"),
+        ("pul-c108b08c3ce052e96819b8ac3e6dfeb63cc17fd0", "pulumi_token"),
+        ("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", "langsmith_key"),
+        ("r8_U1ziGrWzY786O6ax82ZsTSYNSN7Gauc6nxICZ", "replicate_token"),
+        ("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", "openrouter_key"),
+        ("pat-na1-0f256ae9-3e83-b3e4-cf56-39700bc518c0", "hubspot_token"),
+        ("LTAIdioUgImdhCEImzQf6CKb\nsecret=D5FqWfX9MwHOQ62LdIl6GFzim1oLEC", "alibaba_access_key_secret"),
+        # base64 DER private keys: PKCS#8 and PKCS#1 headers
+        (
+            '"key": "MIICdwIBADANBgkqhkiG9w0BAQEFAASCAmEwggJdAgEAAoGBANueDn4f5ut5oYJu"',
+            "base64_der_private_key",
+        ),
+        ("MIICXQIBAAKBgQDTGQ4npr/BbJHzlj08thoBDK6R6TydKyXq32QcMd9L/Bycuc8k", "base64_der_private_key"),
+        ("redis://:Xk9mQ2vLp7wZ@cache.internal:6379/0", "url_credentials"),
+    ],
+)
+def test_catalogue_formats_are_found(text: str, rule: str) -> None:
+    assert rule in _rules(text)
+
+
+def test_grafana_key_is_base64_json_with_key_name_and_org() -> None:
+    key = base64.b64encode(json.dumps({"k": "Zq8mKd3RtWp5Lx2NvB7cQ4hJ", "n": "deploy", "id": 1}).encode())
+    assert "grafana_provisioned_key" in _rules(f"GF_KEY={key.decode()}")
+    other = base64.b64encode(json.dumps({"name": "deploy", "role": "Viewer", "created": 1716}).encode())
+    assert "grafana_provisioned_key" not in _rules(f"payload={other.decode()}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HRKU-" + "x" * 60,  # a placeholder run
+        "llx-" + "0" * 48,
+        "shptka_" + "0123456789abcdef" * 2,  # a sequence
+        "PMAT-XXXXXXXXXXXXXXXXXXXXXXXXXX",
+        "sk-or-v1-" + "a" * 64,
+        # base64 DER that is a certificate / a public key / encrypted PKCS#8, not a private key
+        "MIIDdzCCAl+gAwIBAgIEbV5Xq2AwDQYJKoZIhvcNAQELBQAwbDEQMA4GA1UEBhMH",
+        "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA1c7+9z5Pad7OejecsQ0b",
+        "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQwwDgQI3Pq8AJ6BmmMCAggA",
+    ],
+)
+def test_catalogue_placeholders_and_non_keys_are_not_found(text: str) -> None:
+    assert _rules(text) == set()
+
+
+def test_encrypted_pem_body_is_not_a_key() -> None:
+    pem = (
+        "-----BEGIN PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: DES-EDE3-CBC,0421B854034C0260\n\n"
+        "MIICdwIBADANBgkqhkiG9w0BAQEFAASCAmEwggJdAgEAAoGBANueDn4f5ut5oYJu\n-----END PRIVATE KEY-----\n"
+    )
+    assert _rules(pem) == set()
