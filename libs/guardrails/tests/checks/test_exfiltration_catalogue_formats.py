@@ -109,3 +109,11 @@ def test_encrypted_pem_body_is_not_a_key() -> None:
         "MIICdwIBADANBgkqhkiG9w0BAQEFAASCAmEwggJdAgEAAoGBANueDn4f5ut5oYJu\n-----END PRIVATE KEY-----\n"
     )
     assert _rules(pem) == set()
+
+
+def test_prefilter_literals_belong_to_their_formats() -> None:
+    from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS, REQUIRED_SUBSTRINGS
+
+    for rule, literals in REQUIRED_SUBSTRINGS.items():
+        source = KEY_FORMATS[rule].pattern.replace("\\", "")
+        assert all(literal.replace("\\", "") in source for literal in literals), rule

@@ -18,32 +18,36 @@ _KEY_WORDS = (
     r"api(?-i:(?![A-Z]))|secret|token|key(?!word|board|pad|name|store)|auth(?!or(?!i[sz]))\w*|credential|"
     r"salt|nonce|signature|bearer|userpwd"
 )
+# a quote, also escaped (\") or as an HTML entity (&quot;)
+_Q = r"(?:\\{0,3}[\"'`]|&(?:quot|apos|#3[49]);)"
 # a variable whose name holds a credential word at a word or camelCase boundary
 _KEY = (
-    rf"(?P<key>[\w.\-]{{0,40}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[a-z]))(?:{_KEY_WORDS})s?"
+    rf"(?P<key>(?<![\w.\-])[\w.\-]{{0,60}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[a-z]))(?:{_KEY_WORDS})s?"
     r"(?-i:(?![a-z]))[\w.\-]{0,30}?)"
 )
 _KEYED = rf"[\w.\-]*?(?:{_KEY_WORDS})[\w.\-]*"
 # a value opening: a constructor or string prefix, quotes, an auth scheme (Authorization: "token X")
 _OPEN = (
-    r"(?:(?:new[ \t]+)?(?:[A-Z]\w{0,24}|str|bytes|string|\[\]byte|Buffer\.from)\((?=[ \t]*[bru]?[\"'`])[ \t]*)?"
-    r"(?:[bru]{1,2}(?=[\"'`])|@(?=\"))?(?P<quote>[\"'`]{0,3})"
+    r"(?:(?:new[ \t]+)?(?:(?-i:[A-Z])\w{0,24}|str|bytes|string|\[\]byte|Buffer\.from)\((?=[ \t]*[bruf]?[\"'`])[ \t]*)?"
+    rf"(?:[bruf]{{1,2}}(?=[\"'`])|@(?=\"))?(?P<quote>{_Q}{{0,3}})"
     r"(?:(?i:token|bearer|basic|bot|oauth|apikey|ssws|digest)[ \t]+(?=\S{8}))?"
 )
+# a declared type or property body between the name and '=': ": str", ": &'static str", "As String", "{ get; }"
+_TYPE = r"(?:(?::[ \t]*|[ \t]as[ \t]+)[A-Za-z_&'][\w.<>\[\]?&' ]{0,30}?[ \t]*(?==)|\{[ \t]*get;[^}\n]{0,30}\}[ \t]*)?"
 # key = value, key: value, "key": "value", key: str = value, key => value, key is value, key%3Dvalue
 _CONTEXT = re.compile(
-    rf"(?i){_KEY}(?:[\"'`]?\])?[\"'`]?[ \t]*(?::[ \t]*[A-Za-z_][\w.<>\[\]?]{{0,30}}[ \t]*(?==))?"
+    rf"(?i){_KEY}(?:{_Q}?\])?{_Q}?[ \t]*{_TYPE}"
     r"(?::=|=>|<-|\?=|[!=]==?|=~|[:=]|%3D|[ \t]+(?:is|are|was|were)(?:[ \t]*[:\-])?[ \t]+)"
-    rf"[ \t]*{_OPEN}(?P<value>[^\s\"'`;,)<>{{}}\]]{{4,}})"
+    rf"[ \t]*{_OPEN}(?P<value>[^\s\"'`;,)<>{{}}\]\\]{{4,}}|(?<=[\"'`])[^\s\"'`\\]{{4,}})"
 )
 # directives with a space for separator: #define KEY "v", ENV KEY v (Dockerfile), set KEY v, SetEnv KEY v
 _DIRECTIVE = re.compile(
-    rf"(?im)(?:^|[;&|]\s*)[ \t]*(?:#[ \t]*define|%define|%global|set|setx|SetEnv|ENV)[ \t]+(?P<key>{_KEYED})"
+    rf"(?im)(?:^|(?<=[\s;&|]))(?:#[ \t]*define|%define|%global|set|setx|SetEnv|ENV)[ \t]+(?P<key>{_KEYED})"
     r"[ \t]+(?P<quote>[\"']?)(?P<value>[^\s\"'=]{4,})"
 )
 # a default in code: SECRET := getenv("X", "value"), PASSWORD = os.environ.get("X") or "value"
 _ENV_DEFAULT = re.compile(
-    rf"(?i)(?P<key>\b{_KEYED})[ \t]*:?=[ \t]*[\w.$]*?(?:getenv|environ\.get|env\.get|fetch|getProperty)\("
+    rf"(?i)(?P<key>(?<![\w.\-]){_KEYED})[ \t]*:?=[ \t]*[\w.$]*?(?:getenv|environ\.get|env\.get|fetch|getProperty)\("
     r"[ \t]*[\"'][^\"'\n]*[\"'][ \t]*(?:,[ \t]*|\)[ \t]*(?:or|\|\||\?\?|\?:)[ \t]*)[\"'](?P<value>[^\"'\s]{4,})"
 )
 # a lookup with a default: os.getenv("DB_PASSWORD", "v"), config.get('api_key', default='v'),
@@ -62,6 +66,12 @@ _CALL_PAIR = re.compile(
 _SETTER = re.compile(
     rf"(?i)(?P<key>(?:\.[ \t]*|\b(?:set|with)_?)\w*?(?:{_KEY_WORDS})\w*)[ \t]*\([ \t]*[bru]?[\"'`]"
     r"(?P<value>[^\"'`\s]{4,})[\"'`][ \t]*\)"
+)
+# a user and password pair given to a credential constructor or a connection:
+# new PasswordAuthentication("u", "v"), HTTPBasicAuth('u', 'v'), DriverManager.getConnection(url, "u", "v")
+_PAIR_CALL = re.compile(
+    r"(?i)(?:\b[A-Za-z_]*(?:pass|credential|auth|login)[A-Za-z_]*[ \t]*\(|\bgetConnection\([^,()\n]*,)"
+    r"[ \t]*[bru]?[\"'][^\"'\n]{1,64}[\"'][ \t]*,[ \t]*[bru]?[\"'](?P<value>[^\"'\s]{4,})[\"']"
 )
 # libcurl options: curl_easy_setopt(h, CURLOPT_PASSWORD, "v")
 _CURLOPT = re.compile(
@@ -93,7 +103,7 @@ _XML = re.compile(
 )
 # <add key="ApiSecret" value="v"/>, <property name="password" value="v"/>, <entry key="db.password">v</entry>
 _XML_PAIR = re.compile(
-    rf"(?i)<[\w:.\-]+\s[^>]*?\b(?:key|name)[ \t]*=[ \t]*[\"'](?P<key>{_KEYED})[\"']"
+    rf"(?i)<[\w:.\-]+\s[^>]*?\b(?:key|name|type|id)[ \t]*=[ \t]*[\"'](?P<key>{_KEYED})[\"']"
     r"(?:[^>]*?\bvalue[ \t]*=[ \t]*[\"'](?P<value>[^\"'\s]{4,})[\"']|[^>]*>(?P<value2>[^<\s]{4,})</)"
 )
 _CURL_USER = re.compile(
@@ -107,6 +117,7 @@ PATTERNS = (
     _GET_DEFAULT,
     _CALL_PAIR,
     _SETTER,
+    _PAIR_CALL,
     _CURLOPT,
     _FLAG,
     _TOOL_FLAG,
@@ -126,9 +137,17 @@ _PLACEHOLDER = re.compile(
 _FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
 # an unquoted call or attribute chain is code, not a value: getPassword(), bcrypt.hash(pw, settings.DB_PASSWORD
 _CODE = re.compile(
-    r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*\(|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
+    r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|![a-z]|.*:$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
 )
 # the end of a value: the next URL query parameter or an HTML entity
+# lower-case words joined by ':' or '/' (a cache key, a secret's name), or a URL without credentials
+_NOT_A_VALUE = re.compile(r"[a-z]+(?:[:/][a-z_\-.]+)+/?$|[a-z][a-z0-9+.\-]*://")
+# a key that describes a credential rather than holding one: PASSWORD_REGEX, token_url, secret_name, key_id
+_DESCRIBING = (
+    "regex|pattern|format|length|len|min|max|policy|field|name|label|hint|prompt|url|uri|endpoint|path|file|dir|"
+    "type|id|count|size|mode|method|ttl|timeout"
+)
+_NOT_A_SECRET_KEY = re.compile(rf"[_\-.](?i:{_DESCRIBING})$|(?<=[a-z])(?:{_DESCRIBING.title()})$")
 # a user name given as its own password (admin/admin, guest:guest): a default, not a secret
 _SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
 _VALUE_END = re.compile(r"&(?:[\w.\-]+=|(?:amp|lt|gt|quot|#\d+);?)|%26")
@@ -179,6 +198,10 @@ def looks_like_credential(
         return False
     if re.fullmatch(r"[a-z]+(?:[_\-.][a-z]+)*", value) and len(value) < 24:  # an identifier, not a value
         return False
+    if _NOT_A_VALUE.match(value) or _NOT_A_SECRET_KEY.search(
+        key
+    ):  # a URL, a path; a key that names, not holds
+        return False
     if _EMAIL.fullmatch(value) or sealed_ciphertext(value):  # an address; an encrypted (sealed) value
         return False
     if _PASSWORD_KEY.search(key):
@@ -187,14 +210,24 @@ def looks_like_credential(
     return len(value) >= min_length and shannon_entropy(value) >= entropy_threshold
 
 
+def _quoted_value(text: str, start: int, quote: str) -> str | None:
+    """A quoted value runs to its closing quote (past ; , ) and other characters that end a bare value)."""
+    if not quote or quote[-1] not in "\"'`":
+        return None
+    end = text.find(quote[-1], start, start + 256)
+    value = text[start:end].rstrip("\\") if end > start else ""
+    return value if value and not any(c.isspace() for c in value) else None
+
+
 def find_in_context(text: str, *, entropy_threshold: float, min_length: int) -> Iterator[tuple[int, int]]:
     """Spans of values that sit in a credential context and look like real credentials."""
     for pattern in PATTERNS:
         for m in pattern.finditer(text):
             groups = m.groupdict()
-            key = next((groups[k] for k in ("key", "key2", "key3") if groups.get(k)), "")
+            key = next((groups[k] for k in ("key", "key2", "key3") if groups.get(k)), "password")
             group = "value" if groups.get("value") is not None else "value2"
-            value = _VALUE_END.split(m.group(group), maxsplit=1)[0]
+            value = _quoted_value(text, m.start(group), groups.get("quote") or "") or m.group(group)
+            value = _VALUE_END.split(value, maxsplit=1)[0]
             quoted = bool(groups.get("quote", "-"))
             if len(value) >= 4 and looks_like_credential(
                 value, key=key, entropy_threshold=entropy_threshold, min_length=min_length, quoted=quoted

@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from stockade.guardrails.checks.exfiltration.context import find_in_context, looks_fake, shannon_entropy
-from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
+from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS, REQUIRED_SUBSTRINGS
 from stockade.guardrails.checks.exfiltration.validators import VALIDATORS
 
 _NO_FAKE_FILTER = {"private_key", "x_bearer_token", "dropbox_long_term_token", "json_web_key"}
@@ -78,6 +78,9 @@ class SecretScanner:
     def _scan_formats(self, text: str) -> list[SecretHit]:
         hits = []
         for rule, pattern in KEY_FORMATS.items():
+            needed = REQUIRED_SUBSTRINGS.get(rule)
+            if needed and not any(literal in text for literal in needed):
+                continue
             validate = VALIDATORS.get(rule)
             for m in pattern.finditer(text):
                 g = 1 if m.lastindex else 0

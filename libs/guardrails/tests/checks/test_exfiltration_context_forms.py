@@ -1,0 +1,77 @@
+"""Credentials found by their context across languages and config formats, and code or descriptions next to
+credential words that are not credentials."""
+
+from __future__ import annotations
+
+import pytest
+
+from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
+
+SCANNER = SecretScanner(use_detect_secrets=False)
+
+
+def _values(text: str) -> list[str]:
+    return [text[h.start : h.end] for h in SCANNER.scan(text) if h.rule == "credential_in_context"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('let password: string = "cackle!9";', "cackle!9"),  # a typed declaration
+        ('let password: &\'static str = "cackle!9";', "cackle!9"),
+        ('Dim password As String = "cackle!9"', "cackle!9"),
+        ('public string Password { get; set; } = "cackle!9";', "cackle!9"),
+        ('password <- "cackle!9"', "cackle!9"),
+        ("AUTH_TOKEN ?= Zq8mKd3RtWp5Lx2NvB7cQ4hJ", "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
+        ("passwords are 'cackle!9'", "cackle!9"),
+        ('var password = new String("cackle!9");', "cackle!9"),
+        ('password = f"cackle!9"', "cackle!9"),
+        ('pswd = "cackle!9"', "cackle!9"),
+        ('config["api_key"] = "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"', "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
+        ('headers = {"Authorization": "token Zq8mKd3RtWp5Lx2NvB7cQ4hJ"}', "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
+        ('{\\"password\\": \\"cackle!9\\"}', "cackle!9"),  # JSON inside a string
+        ("&quot;password&quot;: &quot;cackle!9&quot;", "cackle!9"),  # HTML-escaped
+        ('pass = "a;Bc3$1x"', "a;Bc3$1x"),  # a quoted value runs to its closing quote
+        ('#define DB_PASSWORD "Xk9#mQ2vLp7"', "Xk9#mQ2vLp7"),
+        ("ENV DB_PASSWORD Xk9mQ2vLp7w", "Xk9mQ2vLp7w"),
+        ("aws configure set aws_secret_access_key Zq8mKd3RtWp5Lx2NvB7cQ4hJ", "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
+        ('os.getenv("DB_PASSWORD", "Xk9mQ2vLp7w")', "Xk9mQ2vLp7w"),
+        ('System.getProperty("db.password", "Xk9mQ2vLp7w")', "Xk9mQ2vLp7w"),
+        ('const key = process.env.API_TOKEN || "Zq8mKd3RtWp5Lx2NvB7cQ4hJ";', "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
+        ('user.setPassword("Xk9mQ2vLp7w");', "Xk9mQ2vLp7w"),
+        ('new PasswordAuthentication("admin", "cackle!9".toCharArray())', "cackle!9"),
+        ('DriverManager.getConnection(url, "admin", "cackle!9")', "cackle!9"),
+        ('curl_easy_setopt(curl, CURLOPT_PASSWORD, "Xk9mQ2vLp7w");', "Xk9mQ2vLp7w"),
+        ("openssl rsa -in k.pem -passin pass:Xk9mQ2vLp7", "Xk9mQ2vLp7"),
+        ("mysql -uroot -pXk9mQ2vLp7w db", "Xk9mQ2vLp7w"),
+        ("docker login -u deploy -p Xk9mQ2vLp7w registry.example.net", "Xk9mQ2vLp7w"),
+        ("redis-cli -h cache -a Xk9mQ2vLp7w ping", "Xk9mQ2vLp7w"),
+        ('<add key="ApiSecret" value="Zq8mKd3RtWp5Lx2NvB7c" />', "Zq8mKd3RtWp5Lx2NvB7c"),
+        ('<entry key="db.password">Xk9#mQ2vLp7</entry>', "Xk9#mQ2vLp7"),
+        ('<input type="password" value="cackle!9">', "cackle!9"),
+    ],
+)
+def test_credential_forms_are_found(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = getPassword()",  # a call
+        "password_hash = bcrypt.hash(pw)",
+        'password = request.form["password"]',  # a lookup
+        'password = input("Password: ")',  # a prompt
+        "if password == confirm_password:",  # a comparison with a variable
+        "password: !vault |",  # a YAML tag
+        'PASSWORD_REGEX = r"^(?=.*[A-Z]).{8,}$"',  # a key that describes a credential
+        'token_url = "https://oauth2.googleapis.com/token"',
+        'secret_name = "prod/db/credentials"',
+        'key = "user:profile:cache"',  # a cache key
+        "Default ID/PW are wpasp/wpasp.",  # a user name as its own password: a default
+        'os.getenv("DB_PASSWORD", "")',  # no default
+        "set password before login",  # prose
+    ],
+)
+def test_code_and_descriptions_are_not_credentials(text: str) -> None:
+    assert _values(text) == []
