@@ -49,6 +49,12 @@ def _values(text: str) -> list[str]:
         ('<add key="ApiSecret" value="Zq8mKd3RtWp5Lx2NvB7c" />', "Zq8mKd3RtWp5Lx2NvB7c"),
         ('<entry key="db.password">Xk9#mQ2vLp7</entry>', "Xk9#mQ2vLp7"),
         ('<input type="password" value="cackle!9">', "cackle!9"),
+        ("machine api.example.com login deploy password Xk9mQ2vLp7w", "Xk9mQ2vLp7w"),  # .netrc
+        ('requests.get(url, auth=("deploy", "Xk9mQ2vLp7w"))', "Xk9mQ2vLp7w"),
+        ('headers.append(("X-Api-Key", "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"))', "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
+        ('creds = "Xk9mQ2vLp7wZ"', "Xk9mQ2vLp7wZ"),
+        ('password = "$ecret!9x"', "$ecret!9x"),  # a leading $ that is not a variable
+        ('secret = "Xk9mQ2vL"', "Xk9mQ2vL"),  # short, but mixed case and digits without repeats
     ],
 )
 def test_credential_forms_are_found(text: str, value: str) -> None:
@@ -71,7 +77,19 @@ def test_credential_forms_are_found(text: str, value: str) -> None:
         "Default ID/PW are wpasp/wpasp.",  # a user name as its own password: a default
         'os.getenv("DB_PASSWORD", "")',  # no default
         "set password before login",  # prose
+        "fields = ['password', 'password_confirm']",  # field names
+        'password = "$db_password"',  # a variable
+        'password = "%DB_PASSWORD%"',
+        "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+        'secret = "Version2"',  # short and word-like
+        "credit = 'Xk9mQ2vLp7wZ'",  # 'cred' only as a whole word
     ],
 )
 def test_code_and_descriptions_are_not_credentials(text: str) -> None:
     assert _values(text) == []
+
+
+def test_basic_auth_is_decoded_to_user_and_password() -> None:
+    found = {h.rule for h in SCANNER.scan("Authorization: Basic ZGVwbG95OlhrOW1RMnY=")}  # deploy:Xk9mQ2v
+    assert "basic_auth_header" in found
+    assert SCANNER.scan("Basic Zm9vYmFyYmF6cXV4") == []  # base64 without a user:password inside

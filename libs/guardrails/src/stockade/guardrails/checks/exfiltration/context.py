@@ -16,7 +16,7 @@ from stockade.guardrails.checks.exfiltration.validators import sealed_ciphertext
 _KEY_WORDS = (
     r"pass(?:wd|word|phrase|code)?|p(?:s|ss|as)w(?:o?r)?d|pswr?(?![a-z])|pwd?(?-i:(?![A-Z]))|"
     r"api(?-i:(?![A-Z]))|secret|token|key(?!word|board|pad|name|store)|auth(?!or(?!i[sz]))\w*|credential|"
-    r"salt|nonce|signature|bearer|userpwd"
+    r"salt|nonce|signature|bearer|userpwd|creds?(?![a-z])"
 )
 # a quote, also escaped (\") or as an HTML entity (&quot;)
 _Q = r"(?:\\{0,3}[\"'`]|&(?:quot|apos|#3[49]);)"
@@ -62,17 +62,23 @@ _CALL_PAIR = re.compile(
     rf"(?i)\b(?:define|set\w*|put\w*|add\w*)\([ \t]*[\"'](?P<key>{_KEYED})[\"'][ \t]*,[ \t]*[\"']"
     r"(?P<value>[^\"'\s]{4,})"
 )
+# a key and its value as a pair in a tuple or list (not a call's arguments): ("api_key", "v"), ['password', 'v']
+_TUPLE = re.compile(
+    rf"(?i)(?:(?<![\w.])\(|[\[{{,])[ \t]*[\"'](?P<key>{_KEYED})[\"'][ \t]*,[ \t]*[bru]?[\"'](?P<value>[^\"'\s]{{4,}})[\"']"
+)
 # a credential-named method given one literal: setPassword("v"), .apiKey("v"), withToken('v')
 _SETTER = re.compile(
     rf"(?i)(?P<key>(?:\.[ \t]*|\b(?:set|with)_?)\w*?(?:{_KEY_WORDS})\w*)[ \t]*\([ \t]*[bru]?[\"'`]"
     r"(?P<value>[^\"'`\s]{4,})[\"'`][ \t]*\)"
 )
 # a user and password pair given to a credential constructor or a connection:
-# new PasswordAuthentication("u", "v"), HTTPBasicAuth('u', 'v'), DriverManager.getConnection(url, "u", "v")
+# new PasswordAuthentication("u", "v"), auth=('u', 'v'), DriverManager.getConnection(url, "u", "v")
 _PAIR_CALL = re.compile(
-    r"(?i)(?:\b[A-Za-z_]*(?:pass|credential|auth|login)[A-Za-z_]*[ \t]*\(|\bgetConnection\([^,()\n]*,)"
+    r"(?i)(?:\b[A-Za-z_]*(?:pass|credential|auth|login)[A-Za-z_]*[ \t]*=?[ \t]*\(|\bgetConnection\([^,()\n]*,)"
     r"[ \t]*[bru]?[\"'][^\"'\n]{1,64}[\"'][ \t]*,[ \t]*[bru]?[\"'](?P<value>[^\"'\s]{4,})[\"']"
 )
+# a .netrc entry: machine host login user password v
+_NETRC = re.compile(r"\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+(?P<key>password)[ \t]+(?P<value>\S{4,})")
 # libcurl options: curl_easy_setopt(h, CURLOPT_PASSWORD, "v")
 _CURLOPT = re.compile(
     r"(?P<key>CURLOPT_(?:XOAUTH2_BEARER|(?:PROXY)?PASSWORD|(?:PROXY)?USERPWD|KEYPASSWD|TLSAUTH_PASSWORD))"
@@ -117,7 +123,9 @@ PATTERNS = (
     _GET_DEFAULT,
     _CALL_PAIR,
     _SETTER,
+    _TUPLE,
     _PAIR_CALL,
+    _NETRC,
     _CURLOPT,
     _FLAG,
     _TOOL_FLAG,
@@ -129,8 +137,9 @@ PATTERNS = (
     _CURL_USER,
 )
 
+# placeholders and references: ${VAR}, $(cmd), $var, %VAR%, %(name)s, {{ x }}, <your-key>, None, changeme
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$|%|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
+    r"(?i)^(?:\$(?:[{(\d$]|[a-z_]\w*(?:::|->|\.|\[|$))|%(?:[\w.]+%|\(|\{|[sd]$)|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
     r"secret$|example|your[_\-]|placeholder|dummy|redacted|process\.env|os\.environ|getenv|config\.|self\.|this\.|"
     r"0x[0-9a-f]+$)"
 )
@@ -148,6 +157,7 @@ _DESCRIBING = (
     "type|id|count|size|mode|method|ttl|timeout"
 )
 _NOT_A_SECRET_KEY = re.compile(rf"[_\-.](?i:{_DESCRIBING})$|(?<=[a-z])(?:{_DESCRIBING.title()})$")
+_MIXED = re.compile(r"^(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")
 # a user name given as its own password (admin/admin, guest:guest): a default, not a secret
 _SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
 _VALUE_END = re.compile(r"&(?:[\w.\-]+=|(?:amp|lt|gt|quot|#\d+);?)|%26")
@@ -207,7 +217,13 @@ def looks_like_credential(
     if _PASSWORD_KEY.search(key):
         # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
         return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
-    return len(value) >= min_length and shannon_entropy(value) >= entropy_threshold
+    if len(value) >= min_length:
+        return shannon_entropy(value) >= entropy_threshold
+    # a shorter value is kept when it mixes cases and digits throughout and hardly repeats (Xk9mQ2vL, not Version2)
+    if len(value) < 8 or _MIXED.search(value) is None or len(set(value)) < 0.75 * len(value):
+        return False
+    classes = [c.isdigit() + 2 * c.isupper() for c in value]
+    return sum(a != b for a, b in itertools.pairwise(classes)) >= (len(value) - 1) / 2
 
 
 def _quoted_value(text: str, start: int, quote: str) -> str | None:

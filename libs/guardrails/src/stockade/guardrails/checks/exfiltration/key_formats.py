@@ -161,8 +161,9 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "aws_s3_bucket": r"\b([a-z0-9.\-]+\.s3(?:[.\-][a-z0-9\-]+)?\.amazonaws\.com)",
         "firebase_domain": r"\b([a-z0-9.\-]+\.firebase(?:io|app)\.com)",
         "url_credentials": r"\b[a-z][a-z0-9+.\-]{1,20}://(?:[^\s:/'\"]{0,64}:)?[^\s:/'\"]{0,64}:([^\s:@/'\"]{3,64})@[\w.\-]+",
-        "basic_auth_header": r"\bBasic\s+([A-Za-z0-9+/]{16,}={0,2})",
-        "bearer_auth_header": r"\bBearer\s+([A-Za-z0-9_\-.~+/]{20,}=*)",
+        # validators.basic_auth_ok decodes user:password
+        "basic_auth_header": r"\b(?i:basic)[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
+        "bearer_auth_header": r"\b(?i:bearer)\s+([A-Za-z0-9_\-.~+/]{20,}=*)",
     }.items()
 }
 
@@ -288,6 +289,6 @@ REQUIRED_SUBSTRINGS: dict[str, tuple[str, ...]] = {
     "aws_s3_bucket": (".amazonaws.com",),
     "firebase_domain": (".firebase",),
     "url_credentials": ("://",),
-    "basic_auth_header": ("Basic",),
-    "bearer_auth_header": ("Bearer",),
+    "basic_auth_header": ("asic", "ASIC"),
+    "bearer_auth_header": ("earer", "EARER"),
 }

@@ -154,3 +154,19 @@ def grafana_key_ok(value: str) -> bool:
 
 VALIDATORS["base64_der_private_key"] = der_private_key_ok
 VALIDATORS["grafana_provisioned_key"] = grafana_key_ok
+
+
+def basic_auth_ok(value: str) -> bool | None:
+    """HTTP Basic credentials: base64 of printable ``user:password`` with a password that is not a stock word."""
+    raw = _b64decode(value)
+    try:
+        text = raw.decode("utf-8") if raw is not None else ""
+    except UnicodeDecodeError:
+        return False
+    user, sep, password = text.partition(":")
+    if not sep or not user or not password or not text.isprintable():
+        return False
+    return False if password.lower() in ("password", "pass", "secret", "changeme", "pwd") else None
+
+
+VALIDATORS["basic_auth_header"] = basic_auth_ok
