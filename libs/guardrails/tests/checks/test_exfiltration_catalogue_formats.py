@@ -117,3 +117,11 @@ def test_prefilter_literals_belong_to_their_formats() -> None:
     for rule, literals in REQUIRED_SUBSTRINGS.items():
         source = KEY_FORMATS[rule].pattern.replace("\\", "").lower()  # (?i:basic) holds both asic and ASIC
         assert all(literal.replace("\\", "").lower() in source for literal in literals), rule
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"tls:\n  key: |\n    "])
+def test_base64_pem_private_key_is_found_at_any_alignment(prefix: bytes) -> None:
+    pem = b"-----BEGIN RSA PRIVATE KEY-----\nMIICXQIBAAKBgQDTGQ4npr/BbJHzlj08thoBDK6R6TydKyXq32QcMd9L\n"
+    assert "base64_private_key" in _rules(base64.b64encode(prefix + pem).decode())
+    cert = b"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEbV5Xq2AwDQYJKoZIhvcNAQELBQAw\n"
+    assert "base64_private_key" not in _rules(base64.b64encode(prefix + cert).decode())

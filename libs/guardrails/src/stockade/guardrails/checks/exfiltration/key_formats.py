@@ -108,7 +108,11 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "gitlab_session_cookie": r"_gitlab_session=([a-f0-9]{32})\b",
         "x_bearer_token": r"\b(A{20,22}[A-Za-z0-9%]{30,})",
         "salesforce_token": r"\b(00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{20,})",
-        "base64_private_key": r"\b(LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,})",
+        # base64 of "-----BEGIN ... PRIVATE KEY-" at any of the three byte alignments, also inside a longer blob
+        "base64_private_key": (
+            r"(LS0t(?:LS1CRUdJTi|LUJFR0lOI|QkVHSU4g)[A-Za-z0-9+/]{0,11}"
+            r"(?:UFJJVkFURSBLRVkt|QUklWQVRFIEtFWS0t|FBSSVZBVEUgS0VZ)[A-Za-z0-9+/=]*)"
+        ),
         "akamai_client_token": r"\b(akab-[a-z0-9]{16}-[a-z0-9]{16})\b(?!\.\w)",  # not a host name
         "ntlm_token": r"\b(TlRMTVNTUAAD[A-Za-z0-9+/]{20,}={0,2})",
         # Jira / Confluence PAT: base64 of a 12-digit id and ':' (validators.atlassian_pat_ok decodes it)
@@ -249,7 +253,7 @@ REQUIRED_SUBSTRINGS: dict[str, tuple[str, ...]] = {
     "aws_bedrock_short_key": ("bedrock-api-key-",),
     "gitlab_session_cookie": ("_gitlab_session=",),
     "salesforce_token": ("00D",),
-    "base64_private_key": ("LS0tLS1CRUdJTi",),
+    "base64_private_key": ("LS0t",),
     "akamai_client_token": ("akab-",),
     "ntlm_token": ("TlRMTVNTUAAD",),
     "salesforce_org_id": ("00D",),
