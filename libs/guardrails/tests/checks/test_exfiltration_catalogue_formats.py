@@ -125,3 +125,23 @@ def test_base64_pem_private_key_is_found_at_any_alignment(prefix: bytes) -> None
     assert "base64_private_key" in _rules(base64.b64encode(prefix + pem).decode())
     cert = b"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEbV5Xq2AwDQYJKoZIhvcNAQELBQAw\n"
     assert "base64_private_key" not in _rules(base64.b64encode(prefix + cert).decode())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AKIALGSBKLIKEAREAL12",  # an AWS key id shape spelled with words
+        "SWMTKN-1-7here4ar3not7he7oken5you4re1ooking4or1samplingonly-nh7cr8ap4o4fl58ektr42c8ek",
+        'api_token = "ThisIsMyTestTokenValue"',
+    ],
+)
+def test_tokens_made_of_words_are_stand_ins(text: str) -> None:
+    assert _rules(text) == set()
+
+
+def test_word_filter_keeps_random_tokens_and_hex_words_in_uuids() -> None:
+    from stockade.guardrails.checks.exfiltration.words import word_count, wordy
+
+    assert word_count("password") == 1  # longest word first: not pass + word
+    assert not wordy("Zq8mKd3RtWp5Lx2NvB7cQ4hJ") and wordy("HelloWorldExample")
+    assert "uuid" in _rules("id 17205d79-dead-beef-a311-26312ad6ea36")  # generated: hex words are chance

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from stockade.guardrails.checks.exfiltration.validators import sealed_ciphertext
+from stockade.guardrails.checks.exfiltration.words import wordy
 
 # credential words; pass(?!...) and p(s|ss|as)w(o?r)d cover passwd, pswd, psswd, pswrd
 _KEY_WORDS = (
@@ -217,6 +218,8 @@ def looks_like_credential(
     if _PASSWORD_KEY.search(key):
         # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
         return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
+    if wordy(value):  # made of words: a name or a stand-in, not a generated key
+        return False
     if len(value) >= min_length:
         return shannon_entropy(value) >= entropy_threshold
     # a shorter value is kept when it mixes cases and digits throughout and hardly repeats (Xk9mQ2vL, not Version2)

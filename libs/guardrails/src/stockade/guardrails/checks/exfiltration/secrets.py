@@ -11,6 +11,7 @@ from typing import Any
 from stockade.guardrails.checks.exfiltration.context import find_in_context, looks_fake, shannon_entropy
 from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS, REQUIRED_SUBSTRINGS
 from stockade.guardrails.checks.exfiltration.validators import VALIDATORS
+from stockade.guardrails.checks.exfiltration.words import wordy
 
 _NO_FAKE_FILTER = {"private_key", "x_bearer_token", "dropbox_long_term_token", "json_web_key"}
 _RULE_SCORE = {
@@ -37,6 +38,18 @@ _PAIRED: dict[str, tuple[re.Pattern[str], str]] = {
     ),
 }
 _PAIR_WINDOW = 400
+# formats whose matches hold words by design (key headers, URLs, host names)
+_WORDS_BY_DESIGN = {
+    "private_key",
+    "url_credentials",
+    "slack_webhook",
+    "discord_webhook",
+    "aws_s3_bucket",
+    "firebase_domain",
+    "google_oauth_client_id",
+    "json_web_key",
+    "uuid",  # generated, so a hex word in one (beef, cafe) is chance
+}
 _ENCRYPTED_PEM = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----\s*Proc-Type:\s*4,ENCRYPTED[\s\S]*?(?:-----END [A-Z0-9 ]*-----|\Z)"
 )
@@ -88,7 +101,7 @@ class SecretScanner:
                 verdict = validate(value) if validate else None
                 if verdict is False:
                     continue
-                if verdict or rule in _NO_FAKE_FILTER or not looks_fake(value):
+                if verdict or rule in _NO_FAKE_FILTER or not (looks_fake(value) or _wordy_body(rule, value)):
                     hits.append(SecretHit(m.start(g), m.end(g), rule, _RULE_SCORE.get(rule, 0.95)))
         return hits
 
@@ -98,13 +111,28 @@ class SecretScanner:
         for line in text.splitlines(keepends=True):
             for rule, plugin in self._plugins:
                 for value in plugin.analyze_string(line):
-                    if not isinstance(value, str) or len(value) < 8 or looks_fake(value) or value.isalpha():
+                    if (
+                        not isinstance(value, str)
+                        or len(value) < 8
+                        or looks_fake(value)
+                        or value.isalpha()
+                        or wordy(value)
+                    ):
                         continue
                     pos = line.find(value)
                     if pos >= 0:
                         hits.append(SecretHit(offset + pos, offset + pos + len(value), rule, 0.9))
             offset += len(line)
         return hits
+
+
+def _wordy_body(rule: str, value: str) -> bool:
+    """The random part of a token (its fixed prefix taken out) made of English words: a stand-in."""
+    if rule in _WORDS_BY_DESIGN:
+        return False
+    for literal in REQUIRED_SUBSTRINGS.get(rule, ()):
+        value = value.replace(literal, " ")
+    return wordy(value)
 
 
 def _paired_secrets(text: str, hits: list[SecretHit]) -> list[SecretHit]:
