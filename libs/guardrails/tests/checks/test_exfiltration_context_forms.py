@@ -52,7 +52,6 @@ def _values(text: str) -> list[str]:
         ("machine api.example.com login deploy password Xk9mQ2vLp7w", "Xk9mQ2vLp7w"),  # .netrc
         ('requests.get(url, auth=("deploy", "Xk9mQ2vLp7w"))', "Xk9mQ2vLp7w"),
         ('headers.append(("X-Api-Key", "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"))', "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
-        ('creds = "Xk9mQ2vLp7wZ"', "Xk9mQ2vLp7wZ"),
         ('password = "$ecret!9x"', "$ecret!9x"),  # a leading $ that is not a variable
         ('secret = "Xk9mQ2vL"', "Xk9mQ2vL"),  # short, but mixed case and digits without repeats
     ],
@@ -82,7 +81,17 @@ def test_credential_forms_are_found(text: str, value: str) -> None:
         'password = "%DB_PASSWORD%"',
         "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
         'secret = "Version2"',  # short and word-like
-        "credit = 'Xk9mQ2vLp7wZ'",  # 'cred' only as a whole word
+        "credit = 'Xk9mQ2vLp7wZ'",  # not a credential word
+        "input_tokens_details: UsageInputTokensDetails",  # a type annotation
+        '"result_key": "ComplianceByResources",',  # a name made of words
+        "token_type_ids = buffered_token_type_ids_expanded",  # a variable
+        'IS_SUFFICIENT_KEY = "outlier_detection_is_sufficient_batches"',  # an event or field name
+        "key_prefix=_TERMINAL_STATE_SYNC_ID,",  # a constant
+        "auth_tasks = [auth_operation(i) for i in range(10)]",  # code
+        "DispatchKey::CompositeImplicitAutograd",  # a scope, not a separator
+        '"key_sha256": "bb1636883c2707b51c5b7fc26c6927af4430f2e0785a8c7bc886337f919f9edf"',  # a digest
+        '"Idempotency-Key": f"stainless-python-retry-{uuid4()}",',  # a template
+        '"S3Key": "my-app/22a0-stage-150819_185942.war"',  # a path
     ],
 )
 def test_code_and_descriptions_are_not_credentials(text: str) -> None:

@@ -17,7 +17,7 @@ from stockade.guardrails.checks.exfiltration.words import wordy
 _KEY_WORDS = (
     r"pass(?:wd|word|phrase|code)?|p(?:s|ss|as)w(?:o?r)?d|pswr?(?![a-z])|pwd?(?-i:(?![A-Z]))|"
     r"api(?-i:(?![A-Z]))|secret|token|key(?!word|board|pad|name|store)|auth(?!or(?!i[sz]))\w*|credential|"
-    r"salt|nonce|signature|bearer|userpwd|creds?(?![a-z])"
+    r"salt|nonce|bearer|userpwd"
 )
 # a quote, also escaped (\") or as an HTML entity (&quot;)
 _Q = r"(?:\\{0,3}[\"'`]|&(?:quot|apos|#3[49]);)"
@@ -38,7 +38,7 @@ _TYPE = r"(?:(?::[ \t]*|[ \t]as[ \t]+)[A-Za-z_&'][\w.<>\[\]?&' ]{0,30}?[ \t]*(?=
 # key = value, key: value, "key": "value", key: str = value, key => value, key is value, key%3Dvalue
 _CONTEXT = re.compile(
     rf"(?i){_KEY}(?:{_Q}?\])?{_Q}?[ \t]*{_TYPE}"
-    r"(?::=|=>|<-|\?=|[!=]==?|=~|[:=]|%3D|[ \t]+(?:is|are|was|were)(?:[ \t]*[:\-])?[ \t]+)"
+    r"(?::=|=>|<-|\?=|[!=]==?|=~|=|:(?!:)|%3D|[ \t]+(?:is|are|was|were)(?:[ \t]*[:\-])?[ \t]+)"
     rf"[ \t]*{_OPEN}(?P<value>[^\s\"'`;,)<>{{}}\]\\]{{4,}}|(?<=[\"'`])[^\s\"'`\\]{{4,}})"
 )
 # directives with a space for separator: #define KEY "v", ENV KEY v (Dockerfile), set KEY v, SetEnv KEY v
@@ -140,25 +140,35 @@ PATTERNS = (
 
 # placeholders and references: ${VAR}, $(cmd), $var, %VAR%, %(name)s, {{ x }}, <your-key>, None, changeme
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$(?:[{(\d$]|[a-z_]\w*(?:::|->|\.|\[|$))|%(?:[\w.]+%|\(|\{|[sd]$)|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
+    r"(?i)^(?:\$(?:[{(\d$]|[a-z_]\w*(?:::|->|\.|\[|\(|$))|\^|%(?:[\w.]+%|\(|\{|[sd]$)|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
     r"secret$|example|your[_\-]|placeholder|dummy|redacted|process\.env|os\.environ|getenv|config\.|self\.|this\.|"
     r"0x[0-9a-f]+$)"
 )
 _FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
 # an unquoted call or attribute chain is code, not a value: getPassword(), bcrypt.hash(pw, settings.DB_PASSWORD
 _CODE = re.compile(
-    r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|![a-z]|.*:$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
+    r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|[(\[]|![a-z]|.*:$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
 )
 # the end of a value: the next URL query parameter or an HTML entity
 # lower-case words joined by ':' or '/' (a cache key, a secret's name), or a URL without credentials
-_NOT_A_VALUE = re.compile(r"[a-z]+(?:[:/][a-z_\-.]+)+/?$|[a-z][a-z0-9+.\-]*://")
+_NOT_A_VALUE = re.compile(
+    r"[a-z]+(?:[:/][a-z_\-.]+)+/?$|[a-z][a-z0-9+.\-]*://|(?:tag|urn|arn|mailto):|[\w.\-]*(?:/[\w.\-]+)+\.[a-z]{2,4}$"
+)
 # a key that describes a credential rather than holding one: PASSWORD_REGEX, token_url, secret_name, key_id
 _DESCRIBING = (
     "regex|pattern|format|length|len|min|max|policy|field|name|label|hint|prompt|url|uri|endpoint|path|file|dir|"
-    "type|id|count|size|mode|method|ttl|timeout"
+    "type|id|count|size|mode|method|ttl|timeout|hash|sha(?:1|256|384|512)?|md5|checksum|digest|fingerprint"
 )
 _NOT_A_SECRET_KEY = re.compile(rf"[_\-.](?i:{_DESCRIBING})$|(?<=[a-z])(?:{_DESCRIBING.title()})$")
 _MIXED = re.compile(r"^(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")
+# the parts of a name: capitalised words, acronyms, numbers, separators
+_NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[_.]")
+_WORD_PART = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
+_SNAKE = re.compile(
+    r"[a-z]{2,}\d*(?:[_.][a-z0-9]+)*(?:[_.][a-z]{2,}\d*)+|_?[A-Z]{2,}\d*(?:_[A-Z0-9]+)*_[A-Z]{2,}\d*"
+)
+# a template or interpolation: f"share-{id}", "#{token}", "%(pw)s", "{{ key }}"
+_INTERPOLATION = re.compile(r"\{[\w.()\[\]'\"]*\}|[$#]\{|\{\{|%\(\w+\)")
 # a user name given as its own password (admin/admin, guest:guest): a default, not a secret
 _SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
 _VALUE_END = re.compile(r"&(?:[\w.\-]+=|(?:amp|lt|gt|quot|#\d+);?)|%26")
@@ -209,6 +219,10 @@ def looks_like_credential(
         return False
     if re.fullmatch(r"[a-z]+(?:[_\-.][a-z]+)*", value) and len(value) < 24:  # an identifier, not a value
         return False
+    if _SNAKE.fullmatch(value):  # snake_case or dotted.names: a variable, a constant, an event name
+        return False
+    if _INTERPOLATION.search(value):  # a template
+        return False
     if _NOT_A_VALUE.match(value) or _NOT_A_SECRET_KEY.search(
         key
     ):  # a URL, a path; a key that names, not holds
@@ -218,7 +232,7 @@ def looks_like_credential(
     if _PASSWORD_KEY.search(key):
         # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
         return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
-    if wordy(value):  # made of words: a name or a stand-in, not a generated key
+    if wordy(value) or camel_case_name(value):  # made of words: a name or a stand-in, not a generated key
         return False
     if len(value) >= min_length:
         return shannon_entropy(value) >= entropy_threshold
@@ -227,6 +241,15 @@ def looks_like_credential(
         return False
     classes = [c.isdigit() + 2 * c.isupper() for c in value]
     return sum(a != b for a, b in itertools.pairwise(classes)) >= (len(value) - 1) / 2
+
+
+def camel_case_name(value: str) -> bool:
+    """A name of two or more capitalised words (ComplianceByResources, JWEKeyWrapping, tokenRefreshUrl)."""
+    parts = _NAME_PART.findall(value)
+    if "".join(parts) != value or not any(c.isupper() for c in value):
+        return False
+    words = [p for p in parts if _WORD_PART.fullmatch(p) and sum(c.islower() for c in p) >= 3]
+    return len(words) >= 2 and sum(map(len, words)) >= 0.6 * sum(c.isalpha() for c in value)
 
 
 def _quoted_value(text: str, start: int, quote: str) -> str | None:

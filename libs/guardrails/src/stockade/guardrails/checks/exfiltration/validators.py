@@ -170,3 +170,11 @@ def basic_auth_ok(value: str) -> bool | None:
 
 
 VALIDATORS["basic_auth_header"] = basic_auth_ok
+
+
+def nkey_seed_ok(value: str) -> bool | None:
+    """An NKEY seed is base32 of random bytes: digits 2-7 among the letters; an upper-case word run has none."""
+    return None if sum(c.isdigit() for c in value) >= 3 else False
+
+
+VALIDATORS["nkey_seed"] = nkey_seed_ok
