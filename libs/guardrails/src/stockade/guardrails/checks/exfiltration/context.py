@@ -35,10 +35,11 @@ _OPEN = (
 )
 # a declared type or property body between the name and '=': ": str", ": &'static str", "As String", "{ get; }"
 _TYPE = r"(?:(?::[ \t]*|[ \t]as[ \t]+)[A-Za-z_&'][\w.<>\[\]?&' ]{0,30}?[ \t]*(?==)|\{[ \t]*get;[^}\n]{0,30}\}[ \t]*)?"
-# key = value, key: value, "key": "value", key: str = value, key => value, key is value, key%3Dvalue
+# key = value, key: value, "key": "value", key: str = value, key => value, key%3Dvalue (the separators of
+# CredSweeper's keyword pattern; "key is value" is prose, left to its doc-only rules)
 _CONTEXT = re.compile(
     rf"(?i){_KEY}(?:{_Q}?\])?{_Q}?[ \t]*{_TYPE}"
-    r"(?::=|=>|<-|\?=|[!=]==?|=~|=|:(?!:)|%3D|[ \t]+(?:is|are|was|were)(?:[ \t]*[:\-])?[ \t]+)"
+    r"(?::=|=>|<-|\?=|[!=]==?|=~|=|:(?!:)|%3D)"
     rf"[ \t]*{_OPEN}(?P<value>[^\s\"'`;,)<>{{}}\]\\]{{4,}}|(?<=[\"'`])[^\s\"'`\\]{{4,}})"
 )
 # directives with a space for separator: #define KEY "v", ENV KEY v (Dockerfile), set KEY v, SetEnv KEY v
@@ -147,7 +148,7 @@ _PLACEHOLDER = re.compile(
 _FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
 # an unquoted call or attribute chain is code, not a value: getPassword(), bcrypt.hash(pw, settings.DB_PASSWORD
 _CODE = re.compile(
-    r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|[(\[]|![a-z]|.*:$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
+    r"\.?[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|[(\[]|![a-z]|.*:$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
 )
 # the end of a value: the next URL query parameter or an HTML entity
 # lower-case words joined by ':' or '/' (a cache key, a secret's name), or a URL without credentials
@@ -208,6 +209,7 @@ def looks_fake(value: str) -> bool:
 def looks_like_credential(
     value: str, *, key: str, entropy_threshold: float, min_length: int, quoted: bool = True
 ) -> bool:
+    value = value.rstrip(".,") if len(value) > 5 else value  # a sentence's full stop is not part of it
     if (
         _PLACEHOLDER.search(value)
         or value.lower() == key.lower()
@@ -270,7 +272,8 @@ def find_in_context(text: str, *, entropy_threshold: float, min_length: int) -> 
             group = "value" if groups.get("value") is not None else "value2"
             value = _quoted_value(text, m.start(group), groups.get("quote") or "") or m.group(group)
             value = _VALUE_END.split(value, maxsplit=1)[0]
-            quoted = bool(groups.get("quote", "-"))
+            quote = groups.get("quote", "-")
+            quoted = bool(quote) and not (len(quote) == 2 and quote[0] == quote[1])  # "" is an empty literal
             if len(value) >= 4 and looks_like_credential(
                 value, key=key, entropy_threshold=entropy_threshold, min_length=min_length, quoted=quoted
             ):
