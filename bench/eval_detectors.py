@@ -32,7 +32,7 @@ from stockade.guardrails import GuardrailSystem
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.classification.check import ClassificationCheck
 from stockade.guardrails.checks.classification.encoders import build_encoder
-from stockade.guardrails.checks.classification.fit import encode_all, encoder_fingerprint, fit_router
+from stockade.guardrails.checks.classification.fit import fit_all
 from stockade.guardrails.checks.config import ClassificationConfig, PiiConfig, Stage
 from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
 from stockade.guardrails.checks.pii.check import PiiCheck, drop_contained
@@ -128,29 +128,38 @@ async def eval_jailbreak(refit: bool) -> dict[str, Any]:
     config = ClassificationConfig()
     if refit or not fitted.exists():
         texts, labels = read_jailbreak("train")
-        model, fits = await fit_router(
-            build_encoder(config), texts, labels, encoder_name=encoder_fingerprint(config)
-        )
+        model, report = await fit_all(config, texts, labels)
         model.save(fitted)
-        print("  fit on train:", [(f.route, round(f.threshold, 4), round(f.f1, 3)) for f in fits])
-    check = ClassificationCheck(ClassificationConfig(fitted_path=str(fitted)))
-    scorer = await check.scorer()
+        print(
+            "  fit on train:",
+            [(f["route"], round(f["threshold"], 4), round(f["f1"], 3)) for f in report["routes"]],
+        )
+        print("  prefilter:", report.get("prefilter"))
     texts, labels = read_jailbreak("test")
-    vectors = await encode_all(check.encoder, texts)
-    flagged = [bool(check.classify_vector(scorer, v).findings) for v in vectors]
     positive = [label == "jailbreak" for label in labels]
-    tp = sum(f and p for f, p in zip(flagged, positive, strict=True))
-    fp = sum(f and not p for f, p in zip(flagged, positive, strict=True))
-    fn = sum(p and not f for f, p in zip(flagged, positive, strict=True))
-    precision, recall = tp / max(1, tp + fp), tp / max(1, tp + fn)
-    return {
-        "n_test": len(texts),
-        "precision": precision,
-        "recall": recall,
-        "f1": 2 * precision * recall / max(1e-9, precision + recall),
-        "fpr_benign": fp / max(1, positive.count(False)),
-        "thresholds": {r.name: r.threshold for r in scorer.model.routes},
-    }
+    out: dict[str, Any] = {"n_test": len(texts)}
+    # Both ways on the test split: the full encoder on every text, and the two-stage check as configured.
+    for name, prefilter in (("encoder_only", False), ("two_stage", True)):
+        check = ClassificationCheck(ClassificationConfig(fitted_path=str(fitted), prefilter=prefilter))
+        scorer = await check.scorer()
+        flagged, escalated = [], 0
+        for text in texts:
+            escalated += check.prefilter is None or await check.prefilter_decision(text) is None
+            flagged.append(bool((await check.run(text, CheckContext(stage=Stage.INPUT))).findings))
+        tp = sum(f and p for f, p in zip(flagged, positive, strict=True))
+        fp = sum(f and not p for f, p in zip(flagged, positive, strict=True))
+        fn = sum(p and not f for f, p in zip(flagged, positive, strict=True))
+        precision, recall = tp / max(1, tp + fp), tp / max(1, tp + fn)
+        out[name] = {
+            "precision": precision,
+            "recall": recall,
+            "f1": 2 * precision * recall / max(1e-9, precision + recall),
+            "fpr_benign": fp / max(1, positive.count(False)),
+            "escalated_share": escalated / len(texts),
+            "thresholds": {r.name: r.threshold for r in scorer.model.routes},
+        }
+    out.update({k: out["two_stage"][k] for k in ("precision", "recall", "f1", "fpr_benign")})
+    return out
 
 
 # --- secrets -----------------------------------------------------------------------------------------------

@@ -283,6 +283,12 @@ class ClassificationConfig(CheckSettings):
         default=None,
         description="JSON written by the fit step (routes and tuned thresholds); overrides routes.",
     )
+    prefilter: bool = Field(
+        default=True,
+        description="Let a static-embedding first stage decide the clear cases when the fitted routes carry "
+        "prefilter bands (local encoders with onnxruntime only); texts in its uncertain band, and every text "
+        "when off, go to the full encoder.",
+    )
 
 
 class ContentChecksConfig(_Strict):

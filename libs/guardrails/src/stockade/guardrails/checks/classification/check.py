@@ -1,4 +1,7 @@
-"""The content-classification check: embed the text, score it against each route, flag routes that fire."""
+"""The content-classification check: embed the text, score it against each route, flag routes that fire.
+
+With fitted prefilter bands (see prefilter.py), a static-embedding first stage decides the clear cases and only
+the uncertain ones are embedded by the full encoder."""
 
 from __future__ import annotations
 
@@ -6,8 +9,9 @@ import asyncio
 import logging
 
 from stockade.guardrails.checks.base import CheckContext
-from stockade.guardrails.checks.classification.encoders import Encoder, build_encoder
+from stockade.guardrails.checks.classification.encoders import Encoder, build_encoder, build_prefilter_encoder
 from stockade.guardrails.checks.classification.fit import encode_all, encoder_fingerprint
+from stockade.guardrails.checks.classification.prefilter import Decision, Prefilter
 from stockade.guardrails.checks.classification.router import Route, RouterModel, Scorer
 from stockade.guardrails.checks.classification.routes import default_routes
 from stockade.guardrails.checks.config import ClassificationConfig, ContentChecksConfig
@@ -19,12 +23,28 @@ log = logging.getLogger(__name__)
 class ClassificationCheck:
     name = "classification"
 
-    def __init__(self, config: ClassificationConfig, *, encoder: Encoder | None = None) -> None:
+    def __init__(
+        self,
+        config: ClassificationConfig,
+        *,
+        encoder: Encoder | None = None,
+        prefilter_encoder: Encoder | None = None,
+        prefilter_fingerprint: str = "",
+    ) -> None:
+        """``encoder`` / ``prefilter_encoder`` replace the configured ones (tests, custom models); a given
+        prefilter encoder is used only with fitted bands whose encoder name equals ``prefilter_fingerprint``."""
         self.config = config
         self.stages = frozenset(config.stages)
         self.encoder = encoder if encoder is not None else build_encoder(config)
         self._fingerprint = encoder_fingerprint(config) if encoder is None else type(encoder).__name__
+        self._static: Encoder | None = prefilter_encoder
+        self._static_fingerprint = prefilter_fingerprint
+        if prefilter_encoder is None and encoder is None and config.prefilter and config.fitted_path:
+            static = build_prefilter_encoder(config)
+            if static is not None:
+                self._static, self._static_fingerprint = static, static.fingerprint
         self._scorer: Scorer | None = None
+        self._prefilter: Prefilter | None = None
         self._lock = asyncio.Lock()
 
     async def warmup(self) -> None:
@@ -36,8 +56,28 @@ class ClassificationCheck:
             return self._scorer
         async with self._lock:
             if self._scorer is None:
-                self._scorer = Scorer(await self._load_model())
+                model = await self._load_model()
+                self._prefilter = await self._load_prefilter(model)
+                self._scorer = Scorer(model)
         return self._scorer
+
+    @property
+    def prefilter(self) -> Prefilter | None:
+        """The static first stage in use (after warm-up or the first run), or None."""
+        return self._prefilter
+
+    async def _load_prefilter(self, model: RouterModel) -> Prefilter | None:
+        bands = model.prefilter
+        if not self.config.prefilter or bands is None or self._static is None:
+            return None
+        if bands.encoder != self._static_fingerprint:
+            log.warning(
+                "prefilter bands were fitted with %s, not %s; every text goes to the full encoder",
+                bands.encoder,
+                self._static_fingerprint,
+            )
+            return None
+        return await Prefilter.build(self._static, bands, model)
 
     async def _load_model(self) -> RouterModel:
         cfg = self.config
@@ -64,8 +104,42 @@ class ClassificationCheck:
 
     async def run(self, text: str, ctx: CheckContext) -> CheckResult:
         scorer = await self._ensure_scorer()
+        if self._prefilter is not None:
+            decision = await self.prefilter_decision(text)
+            if decision is not None:
+                return self._decided(scorer, decision)
         [vector] = await self.encoder.encode([text])
         return self.classify_vector(scorer, vector)
+
+    async def prefilter_decision(self, text: str) -> Decision | None:
+        """The static stage's decision on ``text``, or None when it is uncertain (or there is no prefilter)."""
+        if self._prefilter is None:
+            return None
+        [static] = await self._prefilter.encoder.encode([text])
+        return self._prefilter.decide(static)
+
+    def _decided(self, scorer: Scorer, decision: Decision) -> CheckResult:
+        assert self._prefilter is not None
+        findings = []
+        for route in scorer.model.routes:
+            if route.name in decision.fired:
+                score = decision.scores[route.name]
+                findings.append(
+                    Finding(
+                        check=self.name,
+                        type=route.name,
+                        score=_unit(score),
+                        action=Action.BLOCK if route.action == "block" else Action.WARN,
+                        detail={
+                            "stage": "prefilter",
+                            "similarity": round(score, 4),
+                            "threshold": round(self._prefilter.bands.bands[route.name].high, 4),
+                        },
+                    )
+                )
+        action = Action.strongest([f.action for f in findings])
+        top = max(decision.scores.values(), default=0.0)
+        return CheckResult(check=self.name, action=action, findings=findings, score=_unit(top))
 
     async def scorer(self) -> Scorer:
         """The loaded routes (for batch evaluation with :meth:`classify_vector`)."""
@@ -83,7 +157,11 @@ class ClassificationCheck:
                         type=route.name,
                         score=_unit(score),
                         action=Action.BLOCK if route.action == "block" else Action.WARN,
-                        detail={"similarity": round(score, 4), "threshold": round(route.threshold, 4)},
+                        detail={
+                            "stage": "encoder",
+                            "similarity": round(score, 4),
+                            "threshold": round(route.threshold, 4),
+                        },
                     )
                 )
         action = Action.strongest([f.action for f in findings])

@@ -24,6 +24,7 @@ from stockade.guardrails.checks.classification.onnx_encoder import (
     default_cache_dir,
     onnx_supported,
 )
+from stockade.guardrails.checks.classification.static_encoder import StaticEncoder
 from stockade.guardrails.checks.config import ClassificationConfig, EncoderType, OpenAIEncoderConfig
 from stockade.guardrails.errors import CheckUnavailableError, ConfigError, MissingExtraError
 from stockade.guardrails.extras import require
@@ -123,6 +124,17 @@ def build_encoder(config: ClassificationConfig) -> Encoder:
             )
         return local_encoder(config.model_path, config)
     return local_encoder(minilm_path(), config)
+
+
+def build_prefilter_encoder(config: ClassificationConfig) -> StaticEncoder | None:
+    """The static encoder distilled from the local model, or None (endpoint encoder, or no onnxruntime)."""
+    kind = resolve_encoder_type(config)
+    if kind is EncoderType.OPENAI or config.runtime == "torch":
+        return None
+    path = config.model_path if kind is EncoderType.SENTENCE_TRANSFORMERS else minilm_path()
+    if not path or not _onnx_usable(path):
+        return None
+    return StaticEncoder(path, cache_dir=default_cache_dir())
 
 
 def local_encoder(path: str, config: ClassificationConfig) -> Encoder:

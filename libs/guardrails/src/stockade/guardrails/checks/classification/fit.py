@@ -15,11 +15,26 @@ import argparse
 import asyncio
 import csv
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from stockade.guardrails.checks.classification.encoders import Encoder, build_encoder, resolve_encoder_type
-from stockade.guardrails.checks.classification.router import Route, RouterModel, top_k_mean
+from stockade.guardrails.checks.classification.encoders import (
+    Encoder,
+    build_encoder,
+    build_prefilter_encoder,
+    resolve_encoder_type,
+)
+from stockade.guardrails.checks.classification.prefilter import lower_quantile, upper_quantile
+from stockade.guardrails.checks.classification.router import (
+    Band,
+    PrefilterBands,
+    Route,
+    RouterModel,
+    top_k_mean,
+    top_k_means,
+)
 from stockade.guardrails.checks.classification.routes import default_routes
 from stockade.guardrails.checks.config import ClassificationConfig, RouteConfig
 
@@ -56,7 +71,6 @@ async def fit_router(
     vectors = await encode_all(encoder, texts)
     benign_idx = [i for i, label in enumerate(labels) if label == benign_label]
     benign_vecs = [vectors[i] for i in benign_idx]
-    benign_pos = {i: p for p, i in enumerate(benign_idx)}
     names = sorted({label for label in labels if label != benign_label} | set(base))
     routes: list[Route] = []
     fits: list[RouteFit] = []
@@ -69,12 +83,7 @@ async def fit_router(
         else:
             utterances = list(base[name].utterances)
             embeddings = await encode_all(encoder, utterances)
-        member_pos = {i: p for p, i in enumerate(member_idx)}
-        scores = [
-            top_k_mean(v, embeddings, top_k, exclude=member_pos.get(i))
-            - top_k_mean(v, benign_vecs, top_k, exclude=benign_pos.get(i))
-            for i, v in enumerate(vectors)
-        ]
+        scores = loo_scores(vectors, member_idx, embeddings, benign_vecs, benign_idx, top_k)
         positive = [label == name for label in labels]
         is_benign = [label == benign_label for label in labels]
         fit = _best_threshold(name, scores, positive, is_benign, max_fpr if member_idx else max_fpr / 4)
@@ -82,6 +91,67 @@ async def fit_router(
         routes.append(Route(name, utterances, fit.threshold, action, embeddings))
     model = RouterModel(routes, [texts[i] for i in benign_idx], benign_vecs, top_k, encoder_name)
     return model, fits
+
+
+def loo_scores(
+    vectors: list[list[float]],
+    member_idx: list[int],
+    embeddings: list[list[float]],
+    benign_vecs: list[list[float]],
+    benign_idx: list[int],
+    top_k: int,
+) -> list[float]:
+    """Every text's route score, leaving the text itself out of the route's and the benign examples."""
+    member_pos = {i: p for p, i in enumerate(member_idx)}
+    benign_pos = {i: p for p, i in enumerate(benign_idx)}
+    route = top_k_means(vectors, embeddings, top_k, [member_pos.get(i) for i in range(len(vectors))])
+    if not benign_vecs:
+        return route
+    benign = top_k_means(vectors, benign_vecs, top_k, [benign_pos.get(i) for i in range(len(vectors))])
+    return [r - b for r, b in zip(route, benign, strict=True)]
+
+
+async def fit_prefilter(
+    encoder: Encoder,
+    fingerprint: str,
+    model: RouterModel,
+    texts: list[str],
+    labels: list[str],
+    *,
+    benign_label: str = "benign",
+    max_miss: float = 0.02,
+    max_fpr: float = 0.01,
+) -> tuple[PrefilterBands, float]:
+    """Fit the static stage's bands for ``model`` (see prefilter.py); returns them and the share of the training
+    texts the full encoder would still see."""
+    vectors = await encode_all(encoder, texts)
+    benign_idx = [i for i, label in enumerate(labels) if label == benign_label]
+    benign_vecs = [vectors[i] for i in benign_idx]
+    bands: dict[str, Band] = {}
+    route_scores: dict[str, list[float]] = {}
+    for route in model.routes:
+        member_idx = [i for i, label in enumerate(labels) if label == route.name]
+        if member_idx:
+            embeddings = [vectors[i] for i in member_idx]
+            scores = loo_scores(vectors, member_idx, embeddings, benign_vecs, benign_idx, model.top_k)
+            positives = [scores[i] for i in member_idx]
+            high = upper_quantile([scores[i] for i in benign_idx], max_fpr)
+        else:  # no labelled examples: the route's own utterances, each scored against the others
+            embeddings = await encode_all(encoder, route.utterances)
+            scores = loo_scores(vectors, [], embeddings, benign_vecs, benign_idx, model.top_k)
+            positives = [
+                top_k_mean(e, embeddings, model.top_k, exclude=p) - top_k_mean(e, benign_vecs, model.top_k)
+                for p, e in enumerate(embeddings)
+            ]
+            high = math.inf
+        low = lower_quantile(positives, max_miss)
+        bands[route.name] = Band(low, max(high, low))
+        route_scores[route.name] = scores
+    undecided = sum(
+        any(bands[name].low <= route_scores[name][i] < bands[name].high for name in bands)
+        for i in range(len(texts))
+    )
+    return PrefilterBands(fingerprint, bands), undecided / max(1, len(texts))
 
 
 def _best_threshold(
@@ -123,23 +193,80 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model-path", default="", help="sentence-transformers directory.")
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--max-fpr", type=float, default=0.02)
+    parser.add_argument(
+        "--no-prefilter", action="store_true", help="Do not fit the static first stage's bands."
+    )
+    parser.add_argument(
+        "--prefilter-max-miss",
+        type=float,
+        default=0.02,
+        help="Share of a route's examples the static stage may pass without asking the full encoder.",
+    )
+    parser.add_argument(
+        "--prefilter-max-fpr",
+        type=float,
+        default=0.01,
+        help="Share of benign texts the static stage may flag without asking the full encoder.",
+    )
     args = parser.parse_args(argv)
     config = ClassificationConfig(encoder_type=args.encoder_type, model_path=args.model_path)
-    encoder = build_encoder(config)
     texts, labels = read_labelled_csv(args.data, args.text_column, args.label_column)
-    model, fits = asyncio.run(
-        fit_router(
-            encoder,
+    model, report = asyncio.run(
+        fit_all(
+            config,
             texts,
             labels,
             benign_label=args.benign_label,
             top_k=args.top_k,
             max_fpr=args.max_fpr,
-            encoder_name=encoder_fingerprint(config),
+            prefilter=not args.no_prefilter,
+            prefilter_max_miss=args.prefilter_max_miss,
+            prefilter_max_fpr=args.prefilter_max_fpr,
         )
     )
     model.save(args.out)
-    print(json.dumps([f.__dict__ for f in fits], indent=2))
+    print(json.dumps(report, indent=2))
+
+
+async def fit_all(
+    config: ClassificationConfig,
+    texts: list[str],
+    labels: list[str],
+    *,
+    benign_label: str = "benign",
+    top_k: int = 5,
+    max_fpr: float = 0.02,
+    prefilter: bool = True,
+    prefilter_max_miss: float = 0.02,
+    prefilter_max_fpr: float = 0.01,
+) -> tuple[RouterModel, dict[str, Any]]:
+    """Fit the routes with the configured encoder and, when it is local, the static stage's bands."""
+    print(f"fitting routes on {len(texts)} texts ...", flush=True)
+    model, fits = await fit_router(
+        build_encoder(config),
+        texts,
+        labels,
+        benign_label=benign_label,
+        top_k=top_k,
+        max_fpr=max_fpr,
+        encoder_name=encoder_fingerprint(config),
+    )
+    report: dict[str, Any] = {"routes": [f.__dict__ for f in fits]}
+    static = build_prefilter_encoder(config) if prefilter else None
+    if static is not None:
+        print("fitting the static prefilter (distils token vectors on first use) ...", flush=True)
+        model.prefilter, escalated = await fit_prefilter(
+            static,
+            static.fingerprint,
+            model,
+            texts,
+            labels,
+            benign_label=benign_label,
+            max_miss=prefilter_max_miss,
+            max_fpr=prefilter_max_fpr,
+        )
+        report["prefilter"] = {**model.prefilter.to_json(), "escalated_share_of_training_texts": escalated}
+    return model, report
 
 
 def encoder_fingerprint(config: ClassificationConfig) -> str:

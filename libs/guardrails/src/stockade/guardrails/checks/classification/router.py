@@ -5,6 +5,7 @@ A route fires when its score reaches its threshold. Embeddings are L2-normalised
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,35 @@ try:  # numpy comes with the ml extra; the endpoint encoder works without it
     import numpy as _np
 except ImportError:  # pragma: no cover - exercised only without the ml extra
     _np = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Band:
+    low: float
+    high: float = math.inf
+
+    def to_json(self) -> dict[str, float | None]:
+        return {"low": self.low, "high": None if math.isinf(self.high) else self.high}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Band:
+        high = data.get("high")
+        return cls(float(data["low"]), math.inf if high is None else float(high))
+
+
+@dataclass
+class PrefilterBands:
+    """What the fit step saves: the static encoder it was fitted with, and one band per route."""
+
+    encoder: str
+    bands: dict[str, Band]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"encoder": self.encoder, "bands": {k: b.to_json() for k, b in self.bands.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PrefilterBands:
+        return cls(str(data["encoder"]), {k: Band.from_json(v) for k, v in data["bands"].items()})
 
 
 @dataclass
@@ -35,6 +65,7 @@ class RouterModel:
     benign_embeddings: list[list[float]] = field(default_factory=list)
     top_k: int = 1
     encoder: str = ""
+    prefilter: PrefilterBands | None = None
 
     def save(self, path: str | Path) -> None:
         data = {
@@ -52,6 +83,8 @@ class RouterModel:
             },
             "benign": {"utterances": self.benign, "embeddings": _round(self.benign_embeddings)},
         }
+        if self.prefilter is not None:
+            data["prefilter"] = self.prefilter.to_json()
         Path(path).write_text(json.dumps(data), encoding="utf-8")
 
     @classmethod
@@ -75,6 +108,7 @@ class RouterModel:
                 benign_embeddings=benign.get("embeddings", []),
                 top_k=int(data.get("top_k", 1)),
                 encoder=str(data.get("encoder", "")),
+                prefilter=PrefilterBands.from_json(data["prefilter"]) if data.get("prefilter") else None,
             )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ConfigError(
@@ -101,6 +135,21 @@ def top_k_mean(query: list[float], matrix: Any, k: int, exclude: int | None = No
         plain[exclude] = -2.0
     best = sorted(plain)[-min(k, len(plain)) :]
     return sum(best) / len(best)
+
+
+def top_k_means(
+    queries: list[list[float]], matrix: list[list[float]], k: int, exclude: list[int | None]
+) -> list[float]:
+    """:func:`top_k_mean` of each query (row ``exclude[i]`` left out for query ``i``), in one matrix product."""
+    if _np is None or not len(matrix) or not queries:
+        return [top_k_mean(q, matrix, k, exclude=x) for q, x in zip(queries, exclude, strict=True)]
+    sims = _np.asarray(queries, dtype=_np.float64) @ _np.asarray(matrix, dtype=_np.float64).T
+    pairs = [(i, x) for i, x in enumerate(exclude) if x is not None]
+    if pairs:
+        sims[[i for i, _ in pairs], [x for _, x in pairs]] = -2.0
+    kk = min(k, sims.shape[1])
+    best = _np.partition(sims, sims.shape[1] - kk, axis=1)[:, -kk:]
+    return [float(v) for v in best.mean(axis=1)]
 
 
 class Scorer:
