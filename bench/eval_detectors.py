@@ -220,6 +220,11 @@ async def eval_latency(n: int) -> dict[str, Any]:
     only = {
         "pii": {"pii": {}, "classification": off, "exfiltration": off},
         "classification": {"pii": off, "classification": {"fitted_path": str(fitted)}, "exfiltration": off},
+        "classification, encoder only (prefilter off)": {
+            "pii": off,
+            "classification": {"fitted_path": str(fitted), "prefilter": False},
+            "exfiltration": off,
+        },
         "exfiltration": {"pii": off, "classification": off, "exfiltration": {}},
     }
     out: dict[str, Any] = {}
@@ -236,23 +241,40 @@ async def eval_latency(n: int) -> dict[str, Any]:
     async def spacy_only(t: str) -> None:
         await asyncio.to_thread(nlp, t)
 
-    onnx = build_encoder(ClassificationConfig(runtime="onnx"))
+    onnx = build_encoder(ClassificationConfig(runtime="onnx"))  # int8, the default
+    onnx_fp32 = build_encoder(ClassificationConfig(runtime="onnx", int8=False))
     torch_enc = build_encoder(ClassificationConfig(runtime="torch"))
+    classify = ClassificationCheck(ClassificationConfig(fitted_path=str(fitted)))
+    await classify.warmup()
+    assert classify.prefilter is not None, "the fitted routes carry no prefilter bands: run with --refit"
+    escalated = [await classify.prefilter_decision(t) is None for t in texts]
+    out["baseline: static stage alone"] = await timed(classify.prefilter_decision, texts)
     out["baseline: spaCy pipeline alone"] = await timed(spacy_only, texts)
-    out["baseline: MiniLM encode alone (onnxruntime)"] = await timed(lambda t: onnx.encode([t]), texts)
+    out["baseline: MiniLM encode alone (onnxruntime int8)"] = await timed(lambda t: onnx.encode([t]), texts)
+    out["baseline: MiniLM encode alone (onnxruntime fp32)"] = await timed(
+        lambda t: onnx_fp32.encode([t]), texts
+    )
     out["baseline: MiniLM encode alone (torch)"] = await timed(lambda t: torch_enc.encode([t]), texts)
     both = GuardrailSystem({"guardrails": {"checks": {"classification": {"fitted_path": str(fitted)}}}})
     await both.warmup()
     out["check_input (pii + classification)"] = await timed(both.check_input, texts)
+    no_pre = GuardrailSystem(
+        {"guardrails": {"checks": {"classification": {"fitted_path": str(fitted), "prefilter": False}}}}
+    )
+    await no_pre.warmup()
+    out["check_input, encoder only (prefilter off)"] = await timed(no_pre.check_input, texts)
     out["check_output (pii + exfiltration)"] = await timed(both.check_output, texts)
     base = (
         out["baseline: spaCy pipeline alone"]["p50_ms"]
-        + out["baseline: MiniLM encode alone (onnxruntime)"]["p50_ms"]
+        + out["baseline: MiniLM encode alone (onnxruntime int8)"]["p50_ms"]
     )
     out["_summary"] = {
         "load_before": load_before,
         "load_after": os.getloadavg()[0],
         "ratio_to_baselines": out["check_input (pii + classification)"]["p50_ms"] / base,
+        "ratio_to_encoder_only": out["check_input (pii + classification)"]["p50_ms"]
+        / out["check_input, encoder only (prefilter off)"]["p50_ms"],
+        "escalated_share": sum(escalated) / len(escalated),
     }
     return out
 
@@ -284,9 +306,19 @@ def render(results: dict[str, Any]) -> str:
     )
     lines += [
         "",
-        f"**Jailbreak** (routes fitted on jailbreak_dataset_train.csv, reported on {jb['n_test']} test prompts): "
-        f"precision {jb['precision']:.3f}, recall {jb['recall']:.3f}, **F1 {jb['f1']:.3f}**, "
-        f"false-positive rate on benign prompts **{jb['fpr_benign']:.1%}**.",
+        f"**Jailbreak** (routes and prefilter bands fitted on jailbreak_dataset_train.csv, reported on "
+        f"{jb['n_test']} test prompts):",
+        "",
+        "| classifier | precision | recall | F1 | benign FPR | sent to the full encoder |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {label} | {jb[key]['precision']:.3f} | {jb[key]['recall']:.3f} | {jb[key]['f1']:.3f} | "
+            f"{jb[key]['fpr_benign']:.1%} | {jb[key]['escalated_share']:.0%} |"
+            for key, label in (
+                ("two_stage", "**two-stage (default)**: static prefilter, then MiniLM"),
+                ("encoder_only", "MiniLM on every text (prefilter off)"),
+            )
+        ),
         "",
         f"**Secrets** (CredSweeper samples, file-disjoint split, {sec['files']} test files; a finding counts as "
         "found when one of its lines is reported):",
@@ -317,7 +349,9 @@ def render_latency(lat: dict[str, Any]) -> list[str]:
         lines += [
             "",
             f"Load average (1 min) {summary['load_before']:.1f} before, {summary['load_after']:.1f} after; "
-            f"check_input p50 / (spaCy alone + encode alone) = {summary['ratio_to_baselines']:.2f}.",
+            f"check_input p50 / (spaCy alone + encode alone) = {summary['ratio_to_baselines']:.2f}; "
+            f"check_input p50 / check_input with the prefilter off = {summary['ratio_to_encoder_only']:.2f}; "
+            f"the static stage sent {summary['escalated_share']:.0%} of these texts on to the full encoder.",
         ]
     return lines
 

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from stockade.guardrails.checks.classification.encoders import SentenceTransformerEncoder, build_encoder
+from stockade.guardrails.checks.classification.fit import encoder_fingerprint
 from stockade.guardrails.checks.classification.onnx_encoder import (
     OnnxSentenceEncoder,
     cached_export,
     default_cache_dir,
     onnx_supported,
+    quantized_model,
 )
 from stockade.guardrails.checks.config import ClassificationConfig
 
@@ -65,6 +67,26 @@ def test_runtime_setting_picks_the_encoder() -> None:
     assert isinstance(build_encoder(ClassificationConfig(runtime="auto")), OnnxSentenceEncoder)
     assert isinstance(build_encoder(ClassificationConfig(runtime="onnx")), OnnxSentenceEncoder)
     assert isinstance(build_encoder(ClassificationConfig(runtime="torch")), SentenceTransformerEncoder)
+
+
+@pytest.mark.ml
+def test_int8_copy_is_cached_close_to_fp32_and_keys_the_fitted_routes() -> None:
+    path = _ml()
+    fp32 = OnnxSentenceEncoder(path).encode_sync(TEXTS)
+    int8 = OnnxSentenceEncoder(path, int8=True).encode_sync(TEXTS)
+    quantized = quantized_model(path, default_cache_dir())
+    assert (
+        quantized.exists()
+        and quantized.stat().st_size < cached_export(path, default_cache_dir()).stat().st_size / 2
+    )
+    for a, b in zip(fp32, int8, strict=True):
+        assert (
+            a != b and sum(x * y for x, y in zip(a, b, strict=True)) > 0.9
+        )  # same meaning, not same numbers
+    # Routes fitted with one setting are re-embedded (not silently reused) by the other.
+    assert encoder_fingerprint(ClassificationConfig()).endswith(":int8")
+    assert not encoder_fingerprint(ClassificationConfig(int8=False)).endswith(":int8")
+    assert build_encoder(ClassificationConfig()).int8  # type: ignore[attr-defined]
 
 
 def test_only_mean_pooled_models_qualify(tmp_path: Path) -> None:

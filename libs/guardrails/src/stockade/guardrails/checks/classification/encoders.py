@@ -137,10 +137,21 @@ def build_prefilter_encoder(config: ClassificationConfig) -> StaticEncoder | Non
     return StaticEncoder(path, cache_dir=default_cache_dir())
 
 
+def runs_int8(config: ClassificationConfig) -> bool:
+    """Whether build_encoder() gives the int8 ONNX encoder for this config (part of the fitted routes' key)."""
+    kind = resolve_encoder_type(config)
+    if kind is EncoderType.OPENAI or not config.int8 or config.runtime == "torch":
+        return False
+    path = config.model_path if kind is EncoderType.SENTENCE_TRANSFORMERS else minilm_path()
+    return config.runtime == "onnx" or (bool(path) and _onnx_usable(path))
+
+
 def local_encoder(path: str, config: ClassificationConfig) -> Encoder:
     """onnxruntime when asked for, or (``auto``) when installed and the model qualifies; else torch."""
     if config.runtime == "onnx" or (config.runtime == "auto" and _onnx_usable(path)):
-        return OnnxSentenceEncoder(path, max_seq_length=config.max_seq_length, threads=config.threads)
+        return OnnxSentenceEncoder(
+            path, max_seq_length=config.max_seq_length, threads=config.threads, int8=config.int8
+        )
     return SentenceTransformerEncoder(path, max_seq_length=config.max_seq_length)
 
 

@@ -25,6 +25,7 @@ from stockade.guardrails.checks.classification.encoders import (
     build_encoder,
     build_prefilter_encoder,
     resolve_encoder_type,
+    runs_int8,
 )
 from stockade.guardrails.checks.classification.prefilter import lower_quantile, upper_quantile
 from stockade.guardrails.checks.classification.router import (
@@ -276,7 +277,8 @@ def encoder_fingerprint(config: ClassificationConfig) -> str:
         "sentence_transformers": config.model_path,
         "openai": config.openai.model,
     }
-    return f"{kind.value}:{detail[kind.value]}:{config.max_seq_length}"
+    suffix = ":int8" if runs_int8(config) else ""
+    return f"{kind.value}:{detail[kind.value]}:{config.max_seq_length}{suffix}"
 
 
 if __name__ == "__main__":

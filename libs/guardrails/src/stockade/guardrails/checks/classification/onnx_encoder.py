@@ -61,11 +61,15 @@ class OnnxSentenceEncoder:
         max_seq_length: int = 128,
         threads: int = 1,
         cache_dir: str | Path | None = None,
+        int8: bool = False,
     ) -> None:
+        """``int8``: run a dynamically int8-quantised copy of the export (faster on CPU; the vectors differ from
+        the fp32 model's, cosine about 0.96-0.99, so routes must be fitted with the same setting)."""
         require("onnxruntime", extra="ml", feature=FEATURE)
         require("tokenizers", extra="ml", feature=FEATURE)
         self.path, self.max_seq_length, self.threads = path, max_seq_length, threads
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+        self.int8 = int8
 
     async def encode(self, texts: list[str]) -> list[list[float]]:
         return await asyncio.to_thread(self.encode_sync, texts)
@@ -79,7 +83,9 @@ class OnnxSentenceEncoder:
     def encode_array(self, texts: list[str]) -> Any:
         """One batch as a float32 numpy array (rows L2-normalised)."""
         np = require("numpy", extra="ml", feature=FEATURE)
-        session, tokenizer, wanted = _load(self.path, self.max_seq_length, self.threads, str(self.cache_dir))
+        session, tokenizer, wanted = _load(
+            self.path, self.max_seq_length, self.threads, str(self.cache_dir), self.int8
+        )
         encodings = tokenizer.encode_batch(texts)
         ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
         mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
@@ -92,10 +98,12 @@ class OnnxSentenceEncoder:
 
 
 @lru_cache(maxsize=4)
-def _load(path: str, max_seq_length: int, threads: int, cache_dir: str) -> tuple[Any, Any, frozenset[str]]:
+def _load(
+    path: str, max_seq_length: int, threads: int, cache_dir: str, int8: bool = False
+) -> tuple[Any, Any, frozenset[str]]:
     ort = require("onnxruntime", extra="ml", feature=FEATURE)
     tokenizers = require("tokenizers", extra="ml", feature=FEATURE)
-    onnx_file = exported_model(path, Path(cache_dir))
+    onnx_file = quantized_model(path, Path(cache_dir)) if int8 else exported_model(path, Path(cache_dir))
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -118,6 +126,27 @@ def exported_model(path: str, cache_dir: Path) -> Path:
     with _EXPORT_LOCK:
         if not target.exists():
             _export(path, target)
+    return target
+
+
+def quantized_model(path: str, cache_dir: Path) -> Path:
+    """The cached int8 copy of the export (onnxruntime's dynamic quantisation of the MatMul weights)."""
+    target = cached_export(path, cache_dir).with_name("model.int8.onnx")
+    if target.exists():
+        return target
+    source = exported_model(path, cache_dir)
+    with _EXPORT_LOCK:
+        if not target.exists():
+            quantization = require("onnxruntime.quantization", extra="ml", feature=f"{FEATURE}: int8")
+            fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=target.parent)
+            os.close(fd)
+            try:
+                quantization.quantize_dynamic(str(source), tmp, weight_type=quantization.QuantType.QInt8)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, target)
+            except Exception as exc:
+                Path(tmp).unlink(missing_ok=True)
+                raise CheckUnavailableError(f"int8 quantisation of {source} failed: {exc}") from exc
     return target
 
 
