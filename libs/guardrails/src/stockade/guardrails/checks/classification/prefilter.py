@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 
 from stockade.guardrails.checks.classification.encoders import Encoder
-from stockade.guardrails.checks.classification.router import PrefilterBands, RouterModel, Scorer
+from stockade.guardrails.checks.classification.router import PrefilterBands, Route, RouterModel, Scorer
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Prefilter:
 
         static = RouterModel(
             routes=[
-                type(r)(r.name, r.utterances, r.threshold, r.action, await encode_all(encoder, r.utterances))
+                Route(r.name, r.utterances, r.threshold, r.action, await encode_all(encoder, r.utterances))
                 for r in model.routes
             ],
             benign=model.benign,
