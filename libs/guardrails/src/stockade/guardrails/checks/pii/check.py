@@ -73,6 +73,8 @@ class PiiCheck:
             cfg.offline_suffix_list,
             cfg.pattern_recognizers,
             cfg.disable_parser,
+            cfg.lemmas,
+            cfg.ner_matmul,
         )
         results = analyzer.analyze(
             text, language=cfg.language, entities=cfg.entities, score_threshold=self._min_threshold

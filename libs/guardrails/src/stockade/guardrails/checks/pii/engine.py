@@ -12,8 +12,10 @@ from typing import Any
 import yaml
 
 from stockade.guardrails.checks.pii.location_recognizers import location_recognizers
+from stockade.guardrails.checks.pii.nlp import context_enhancer, ner_only_engine, use_numpy_matmul
 from stockade.guardrails.checks.pii.person_recognizers import person_recognizers
 from stockade.guardrails.checks.pii.phi_recognizers import phi_recognizers
+from stockade.guardrails.checks.pii.phone import phone_recognizer
 from stockade.guardrails.extras import require
 
 FEATURE = "PII/PHI detection"
@@ -58,34 +60,60 @@ def shared_analyzer(
     offline_suffix_list: bool = True,
     with_locations: bool = True,
     disable_parser: bool = True,
+    lemmas: str = "lowercase",
+    ner_matmul: str = "numpy",
 ) -> SharedAnalyzer:
+    """``lemmas="lowercase"``: run only spaCy's ``ner`` pipe, lemmas are the lower-cased token text (see
+    ``nlp.py``); ``"spacy"``: Presidio's engine with the full pipeline (minus the parser if ``disable_parser``).
+    ``ner_matmul="numpy"``: the spaCy layers multiply with numpy's BLAS, one thread (``use_numpy_matmul``);
+    ``"blis"``: thinc's default."""
     # The e-mail recognizer's tldextract fetches the suffix list; give it a writable cache (it falls back offline).
     os.environ.setdefault("TLDEXTRACT_CACHE", str(Path(tempfile.gettempdir()) / "stockade-tldextract"))
     if offline_suffix_list:
         _use_bundled_suffix_list()
     presidio = require("presidio_analyzer", extra="pii", feature=FEATURE)
-    nlp_engine_mod = require("presidio_analyzer.nlp_engine", extra="pii", feature=FEATURE)
-    provider = nlp_engine_mod.NlpEngineProvider(
-        nlp_configuration={
-            "nlp_engine_name": "spacy",
-            "models": [{"lang_code": language, "model_name": spacy_model}],
-            "ner_model_configuration": default_ner_configuration(),
-        }
-    )
-    nlp_engine = provider.create_engine()
-    if disable_parser:  # Presidio uses tokens, lemmas and entities, never the dependency parse
+    if lemmas == "lowercase":
+        nlp_engine = ner_only_engine(spacy_model, language, default_ner_configuration())
+        enhancer = context_enhancer()
+    elif lemmas == "spacy":
+        nlp_engine_mod = require("presidio_analyzer.nlp_engine", extra="pii", feature=FEATURE)
+        provider = nlp_engine_mod.NlpEngineProvider(
+            nlp_configuration={
+                "nlp_engine_name": "spacy",
+                "models": [{"lang_code": language, "model_name": spacy_model}],
+                "ner_model_configuration": default_ner_configuration(),
+            }
+        )
+        nlp_engine = provider.create_engine()
+        if disable_parser:  # Presidio uses tokens, lemmas and entities, never the dependency parse
+            for nlp in nlp_engine.nlp.values():
+                if "parser" in nlp.pipe_names:
+                    nlp.disable_pipe("parser")
+        enhancer = None  # Presidio's LemmaContextAwareEnhancer
+    else:
+        raise ValueError(f"lemmas must be 'lowercase' or 'spacy', not {lemmas!r}")
+    if ner_matmul == "numpy":
         for nlp in nlp_engine.nlp.values():
-            if "parser" in nlp.pipe_names:
-                nlp.disable_pipe("parser")
+            use_numpy_matmul(nlp)
+    elif ner_matmul != "blis":
+        raise ValueError(f"ner_matmul must be 'numpy' or 'blis', not {ner_matmul!r}")
     registry = presidio.RecognizerRegistry(supported_languages=[language])
     registry.load_predefined_recognizers(languages=[language], nlp_engine=nlp_engine)
+    if any(r.name == "PhoneRecognizer" for r in registry.recognizers):  # same results, fewer parses
+        registry.remove_recognizer("PhoneRecognizer")
+        registry.add_recognizer(phone_recognizer(language))
     if with_phi:
         for recognizer in phi_recognizers(language):
             registry.add_recognizer(recognizer)
     if with_locations:
         for recognizer in [*location_recognizers(language), *person_recognizers(language)]:
             registry.add_recognizer(recognizer)
-    engine = presidio.AnalyzerEngine(nlp_engine=nlp_engine, registry=registry, supported_languages=[language])
+    engine = presidio.AnalyzerEngine(
+        nlp_engine=nlp_engine,
+        registry=registry,
+        supported_languages=[language],
+        context_aware_enhancer=enhancer,
+    )
     return SharedAnalyzer(engine)
 
 

@@ -77,6 +77,17 @@ def phi_recognizers(language: str = "en") -> list[Any]:
             supported_language=language,
             global_regex_flags=CASE_SENSITIVE,
             patterns=[pattern("icd10", r"\b[A-TV-Z]\d[0-9AB](?:\.[0-9A-TV-Z]{1,4})?\b", 0.15)],
-            context=["icd", "icd-10", "icd10", "diagnosis", "diagnosed", "dx", "code", "condition"],
+            # "diagnoses": its spaCy lemma is "diagnosis", the lower-cased word does not contain it
+            context=[
+                "icd",
+                "icd-10",
+                "icd10",
+                "diagnosis",
+                "diagnoses",
+                "diagnosed",
+                "dx",
+                "code",
+                "condition",
+            ],
         ),
     ]
