@@ -1,4 +1,4 @@
-"""stockade.runtime: what every service repeats otherwise (settings, DB engine, NATS, logging, health).
+"""stockade.runtime: what every service repeats otherwise (settings, DB engine, NATS, logging, health, outbox).
 
 Exports load lazily, so ``python -m stockade.runtime.probe`` (a container health check) starts fast.
 """
@@ -14,12 +14,21 @@ if TYPE_CHECKING:
     from stockade.runtime.errors import error_body, error_response, install_error_handlers
     from stockade.runtime.health import database_check, health_router, nats_check
     from stockade.runtime.logging import configure_logging, redact
-    from stockade.runtime.nats import NatsUnavailableError, connect_nats, drain, nats_lifespan, serve_health
+    from stockade.runtime.nats import (
+        LazyNatsConnection,
+        NatsUnavailableError,
+        connect_nats,
+        drain,
+        nats_lifespan,
+        serve_health,
+    )
+    from stockade.runtime.outbox import OutboxColumns, OutboxRelay, enqueue, given_connection
     from stockade.runtime.settings import (
         DatabaseSettings,
         HttpSettings,
         LogSettings,
         NatsSettings,
+        OutboxSettings,
         ServiceSettings,
     )
 
@@ -37,24 +46,34 @@ _EXPORTS = {
     "nats_check": "health",
     "configure_logging": "logging",
     "redact": "logging",
+    "LazyNatsConnection": "nats",
     "NatsUnavailableError": "nats",
     "connect_nats": "nats",
     "drain": "nats",
     "nats_lifespan": "nats",
     "serve_health": "nats",
+    "OutboxColumns": "outbox",
+    "OutboxRelay": "outbox",
+    "enqueue": "outbox",
+    "given_connection": "outbox",
     "DatabaseSettings": "settings",
     "HttpSettings": "settings",
     "LogSettings": "settings",
     "NatsSettings": "settings",
+    "OutboxSettings": "settings",
     "ServiceSettings": "settings",
 }
 
 __all__ = [
     "DatabaseSettings",
     "HttpSettings",
+    "LazyNatsConnection",
     "LogSettings",
     "NatsSettings",
     "NatsUnavailableError",
+    "OutboxColumns",
+    "OutboxRelay",
+    "OutboxSettings",
     "ServiceSettings",
     "ServiceState",
     "configure_logging",
@@ -63,8 +82,10 @@ __all__ = [
     "create_service_app",
     "database_check",
     "drain",
+    "enqueue",
     "error_body",
     "error_response",
+    "given_connection",
     "health_router",
     "install_error_handlers",
     "nats_check",

@@ -116,6 +116,37 @@ async def drain(nc: NatsClient, timeout_s: float = 10.0) -> None:
             await nc.close()
 
 
+class LazyNatsConnection:
+    """A connection opened on first use, for a component that must not wait for NATS at startup (an outbox relay).
+
+    Each call returns the open client, or makes one connection attempt (no startup wait) and raises
+    :class:`NatsUnavailableError` if NATS does not answer; the next call tries again. With ``health_subject`` the
+    new connection also answers health requests (:func:`serve_health`). ``close()`` drains it.
+    """
+
+    def __init__(self, settings: NatsSettings, *, name: str, health_subject: str | None = None) -> None:
+        self._settings = settings.model_copy(update={"startup_wait_s": 0.0})
+        self._name = name
+        self._health_subject = health_subject
+        self.nc: NatsClient | None = None
+
+    async def __call__(self) -> NatsClient:
+        if self.nc is None or self.nc.is_closed:
+            nc = await connect_nats(self._settings, name=self._name)
+            if self._health_subject is not None:
+                try:
+                    await serve_health(nc, self._health_subject, self._name)
+                except Exception:
+                    await nc.close()
+                    raise
+            self.nc = nc
+        return self.nc
+
+    async def close(self) -> None:
+        if self.nc is not None:
+            await drain(self.nc, self._settings.drain_timeout_s)
+
+
 @asynccontextmanager
 async def nats_lifespan(settings: NatsSettings, *, name: str) -> AsyncIterator[NatsClient]:
     nc = await connect_nats(settings, name=name)

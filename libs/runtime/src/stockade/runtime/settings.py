@@ -57,6 +57,30 @@ class LogSettings(BaseModel):
     json_format: bool = Field(default=True, description="One JSON object per line (False: human-readable).")
 
 
+class OutboxSettings(BaseModel):
+    """A transactional outbox relay (``stockade.runtime.outbox``): sends committed events to JetStream.
+
+    A service nests it as ``outbox``: ``PROMPT_API_OUTBOX__INTERVAL_S``, ``MODEL_API_OUTBOX__RETAIN_SENT_S``.
+    """
+
+    enabled: bool = Field(default=True, description="Run the relay in this process.")
+    interval_s: float = Field(
+        default=2.0,
+        gt=0,
+        description="Retry interval while NATS is unreachable (a commit wakes the relay at once).",
+    )
+    batch_size: int = Field(default=100, ge=1, description="Events read per relay round.")
+    retain_sent_s: float = Field(
+        default=7 * 24 * 3600, ge=0, description="How long sent events stay in the outbox table (for audits)."
+    )
+    stop_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Shutdown budget: the current round finishes and what is pending is sent; then the relay is "
+        "cancelled and unsent events wait for the next start.",
+    )
+
+
 class ServiceSettings(BaseSettings):
     """Base of every service's settings. Subclasses set ``env_prefix`` and the default HTTP port."""
 

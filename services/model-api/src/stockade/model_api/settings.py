@@ -9,6 +9,7 @@ from pydantic_settings import SettingsConfigDict
 
 from stockade.identity import Deployment
 from stockade.runtime.settings import HttpSettings, ServiceSettings
+from stockade.runtime.settings import OutboxSettings as OutboxSettings  # shared model, re-exported
 
 
 class SessionSettings(BaseModel):
@@ -45,14 +46,6 @@ class LimitSettings(BaseModel):
     max_body_bytes: int = Field(default=64 * 1024, ge=1024, description="Largest request body (413 above).")
 
 
-class OutboxSettings(BaseModel):
-    """The relay that sends committed events (model.changed.v1, dbconfig.activated.v1, ...) to JetStream."""
-
-    enabled: bool = Field(default=True, description="Run the relay in this process.")
-    interval_s: float = Field(default=2.0, gt=0, description="Retry interval while NATS is unreachable.")
-    batch_size: int = Field(default=100, ge=1, description="Events read per relay round.")
-
-
 class ModelApiSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="MODEL_API_", env_nested_delimiter="__", extra="ignore")
 
@@ -69,4 +62,7 @@ class ModelApiSettings(ServiceSettings):
     session: SessionSettings = Field(default_factory=SessionSettings)
     sign_in: SignInSettings = Field(default_factory=SignInSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
-    outbox: OutboxSettings = Field(default_factory=OutboxSettings)
+    outbox: OutboxSettings = Field(
+        default_factory=OutboxSettings,
+        description="The relay that sends committed events (model.changed.v1, dbconfig.activated.v1, ...) to JetStream.",
+    )

@@ -14,7 +14,6 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
-    Text,
     UniqueConstraint,
     text,
 )
@@ -22,6 +21,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from stockade.identity.db_types import UtcDateTime, new_id, utcnow
 from stockade.identity.tables import NAMING
+from stockade.runtime.outbox import OutboxColumns
 
 
 class Base(DeclarativeBase):
@@ -75,16 +75,11 @@ class CatalogueModel(Base):
     updated_by: Mapped[str | None] = mapped_column(String(32), default=None)
 
 
-class OutboxEvent(Base):
-    """An event written in the same transaction as the change it reports; the relay sends it after the commit."""
+class OutboxEvent(OutboxColumns, Base):
+    """An event written in the same transaction as the change it reports; the relay sends it after the commit.
+
+    Columns from ``stockade.runtime.outbox``.
+    """
 
     __tablename__ = "model_api_outbox"
     __table_args__ = (Index("ix_model_api_outbox_sent_at_created_at", "sent_at", "created_at"),)
-
-    event_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    subject: Mapped[str] = mapped_column(String(200))
-    payload: Mapped[str] = mapped_column(Text)
-    headers: Mapped[dict[str, Any]] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
-    sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
-    attempts: Mapped[int] = mapped_column(Integer, default=0)

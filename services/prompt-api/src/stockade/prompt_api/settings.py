@@ -6,7 +6,8 @@ from pydantic import AliasChoices, BaseModel, Field
 from pydantic_settings import SettingsConfigDict
 
 from stockade.identity import Deployment
-from stockade.runtime import HttpSettings, ServiceSettings
+from stockade.runtime.settings import HttpSettings, ServiceSettings
+from stockade.runtime.settings import OutboxSettings as OutboxSettings  # shared model, re-exported
 
 MIB = 1024 * 1024
 
@@ -20,17 +21,6 @@ class LimitSettings(BaseModel):
     max_skill_file_bytes: int = Field(default=2 * MIB, ge=1, description="Largest skill file, decoded.")
     max_skill_total_bytes: int = Field(default=6 * MIB, ge=1, description="All files of one skill version.")
     max_skill_files: int = Field(default=200, ge=1, description="Files per skill version (SKILL.md aside).")
-
-
-class OutboxSettings(BaseModel):
-    """The transactional outbox relay that sends publish events to JetStream after the commit."""
-
-    enabled: bool = Field(default=True, description="Run the relay in this process.")
-    interval_s: float = Field(default=2.0, gt=0, description="Retry interval while NATS is unreachable.")
-    batch_size: int = Field(default=100, ge=1, description="Events sent per relay round.")
-    retain_sent_s: float = Field(
-        default=7 * 24 * 3600, ge=0, description="How long sent events stay in the outbox table (for audits)."
-    )
 
 
 class ReadPathSettings(BaseModel):
@@ -60,5 +50,8 @@ class PromptApiSettings(ServiceSettings):
         default=True, description="Run the identity and prompt-api migrations when the app starts."
     )
     limits: LimitSettings = Field(default_factory=LimitSettings)
-    outbox: OutboxSettings = Field(default_factory=OutboxSettings)
+    outbox: OutboxSettings = Field(
+        default_factory=OutboxSettings,
+        description="The relay that sends publish events to JetStream after the commit.",
+    )
     read_path: ReadPathSettings = Field(default_factory=ReadPathSettings)

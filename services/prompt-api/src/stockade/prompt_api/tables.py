@@ -9,11 +9,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, LargeBinary, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from stockade.identity.db_types import UtcDateTime, new_id, utcnow
 from stockade.identity.tables import NAMING
+from stockade.runtime.outbox import OutboxColumns
 
 
 class Base(DeclarativeBase):
@@ -86,13 +87,8 @@ class SkillFile(Base):
     sha256: Mapped[str] = mapped_column(String(64))
 
 
-class OutboxEvent(Base):
-    __tablename__ = "outbox"
+class OutboxEvent(OutboxColumns, Base):
+    """Publish events waiting for (or kept after) the relay; columns from ``stockade.runtime.outbox``."""
 
-    event_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    subject: Mapped[str] = mapped_column(String(200))
-    payload: Mapped[str] = mapped_column(Text)
-    headers: Mapped[Any] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, index=True)
-    sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    __tablename__ = "outbox"
+    __table_args__ = (Index("ix_outbox_created_at", "created_at"),)
