@@ -4,13 +4,16 @@ kept only when it looks like a real value: not a placeholder, variable, call, ma
 
 from __future__ import annotations
 
+import base64
+import difflib
 import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from stockade.guardrails.checks.exfiltration.validators import sealed_ciphertext
+from stockade.guardrails.checks.exfiltration.validators import number_like, sealed_ciphertext
 from stockade.guardrails.checks.exfiltration.words import wordy
 
 # credential words; pass(?!...) and p(s|ss|as)w(o?r)d cover passwd, pswd, psswd, pswrd
@@ -86,10 +89,12 @@ _CURLOPT = re.compile(
     r"(?P<key>CURLOPT_(?:XOAUTH2_BEARER|(?:PROXY)?PASSWORD|(?:PROXY)?USERPWD|KEYPASSWD|TLSAUTH_PASSWORD))"
     r"[ \t]*,[ \t]*L?\"(?P<value>[^\"]{4,})\""
 )
-# command lines (--password X, -passin pass:X, --client-secret X) and SQL (IDENTIFIED BY X, WITH PASSWORD 'X')
+# command lines (--password X, -passin pass:X, --client-secret X, --token X): the flag names of CredSweeper's
+# CMD rules. --pass X, --passwd X, -pwd X and --api-key X are left out: its labels never hold them (train: three
+# such lines in two files, all unlabelled, while --password / -password / --token / -secret lines are labelled)
 _FLAG = re.compile(
-    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]*(?:pass(?:word|phrase|wd|in|out)?|pwd|token|oauth2-bearer|secret[\w\-]*|"
-    r"api[_\-]?key))[ \t]+[\"']?(?:pass:)?(?!file:|env:|fd:|stdin)(?P<value>[^\s\"']{4,})"
+    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]*(?:pass(?:word|phrase|in|out)|token|oauth2-bearer|secret[\w\-]*))"
+    r"[ \t]+[\"']?(?:pass:)?(?!file:|env:|fd:|stdin)(?P<value>[^\s\"']{4,})"
 )
 # tools whose -p is a password (not a port): mysql -pX, docker login -p X, sshpass -p X, redis-cli -a X
 _TOOL_FLAG = re.compile(
@@ -97,10 +102,13 @@ _TOOL_FLAG = re.compile(
     r"|(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|sshpass)\b[^\n]*?\s(?P<key2>-p)[ \t]+"
     r"|redis-cli\b[^\n]*?\s(?P<key3>-a)[ \t]+)[\"']?(?P<value>[^\s\"']{4,})"
 )
-_SQL = re.compile(
-    r"(?i)\b(?:(?P<key>identified\s+(?:with\s+\w+\s+)?by)\s+[\"']?|(?P<key2>password)\s+[\"'])"
-    r"(?P<value>[^\s\"';]{4,})"
+# SQL: IDENTIFIED BY inside a CREATE/ALTER USER|LOGIN|ROLE or GRANT statement (in prose, "identified by `x`"
+# is not a password), and PASSWORD 'X'
+_SQL_IDENTIFIED = re.compile(
+    r"(?i)\b(?:(?:create|alter)\s+(?:user|login|role)|grant)\b[^;\n]*?\b"
+    r"(?P<key>identified\s+(?:with\s+\w+\s+)?by)\s+[\"']?(?P<value>[^\s\"';]{4,})"
 )
+_SQL = re.compile(r"(?i)\b(?P<key>password)\s+[\"'](?P<value>[^\s\"';]{4,})")
 # CREATE ROLE x WITH LOGIN PASSWORD value; IDENTIFIED WITH 'plugin' AS 'hash'
 _SQL_WITH = re.compile(
     r"(?i)(?:\bwith\b[^;\n]{0,40}?\b(?P<key>password)[ \t]+[\"']?"
@@ -118,26 +126,27 @@ _CURL_USER = re.compile(
     r"(?i)\bcurl\b[^\n]*?\s(?P<key>-[uU]|--(?:proxy-)?user)\s+[\"']?[^:\s\"']*:(?P<value>[^\s\"']{4,})"
 )
 _SECURE_STRING = re.compile(r"(?i)(?P<key>ConvertTo-SecureString)\s+[\\\"']*(?P<value>[^\s\"'\\]{4,})")
-PATTERNS = (
-    _CONTEXT,
-    _DIRECTIVE,
-    _ENV_DEFAULT,
-    _GET_DEFAULT,
-    _CALL_PAIR,
-    _SETTER,
-    _TUPLE,
-    _PAIR_CALL,
-    _NETRC,
-    _CURLOPT,
-    _FLAG,
-    _TOOL_FLAG,
-    _SQL,
-    _SQL_WITH,
-    _XML,
-    _XML_PAIR,
-    _SECURE_STRING,
-    _CURL_USER,
-)
+PATTERNS: dict[str, re.Pattern[str]] = {
+    "assign": _CONTEXT,
+    "directive": _DIRECTIVE,
+    "env_default": _ENV_DEFAULT,
+    "get_default": _GET_DEFAULT,
+    "call_pair": _CALL_PAIR,
+    "setter": _SETTER,
+    "tuple": _TUPLE,
+    "pair_call": _PAIR_CALL,
+    "netrc": _NETRC,
+    "curlopt": _CURLOPT,
+    "flag": _FLAG,
+    "tool_flag": _TOOL_FLAG,
+    "sql": _SQL_IDENTIFIED,
+    "sql_password": _SQL,
+    "sql_with": _SQL_WITH,
+    "xml": _XML,
+    "xml_pair": _XML_PAIR,
+    "secure_string": _SECURE_STRING,
+    "curl_user": _CURL_USER,
+}
 
 # placeholders and references: ${VAR}, $(cmd), $var, %VAR%, %(name)s, {{ x }}, <your-key>, None, changeme
 _PLACEHOLDER = re.compile(
@@ -172,6 +181,8 @@ _SNAKE = re.compile(
 _INTERPOLATION = re.compile(r"\{[\w.()\[\]'\"]*\}|[$#]\{|\{\{|%\(\w+\)")
 # a user name given as its own password (admin/admin, guest:guest): a default, not a secret
 _SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
+# a value opening like code or markup, not a secret: =x, {x, )x, <x, #x, :x, \\x, //x, /*x, _name, %s-style formats
+_ODD_START = re.compile(r"[={)<>#:\\_]|//|/\*|%[deflspuvxz]", re.I)
 _VALUE_END = re.compile(r"&(?:[\w.\-]+=|(?:amp|lt|gt|quot|#\d+);?)|%26")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
 _PASSWORD_KEY = re.compile(
@@ -215,6 +226,9 @@ def looks_like_credential(
         or value.lower() == key.lower()
         or looks_fake(value)
         or _SAME_PAIR.match(value)
+        or number_like(value)
+        or _ODD_START.match(value)
+        or _like_key(value, key)
     ):
         return False
     if not quoted and _CODE.match(value):
@@ -245,6 +259,17 @@ def looks_like_credential(
     return sum(a != b for a, b in itertools.pairwise(classes)) >= (len(value) - 1) / 2
 
 
+def _like_key(value: str, key: str) -> bool:
+    """The value repeats its key (secret_key = "secret", flatten_with_keys_fn = _flatten_with_keys): a name.
+    CredSweeper's similarity check, kept to values without digits: Password123! is a (weak) password."""
+    value, key = value.lower(), key.lower()
+    if len(value) <= len(key) and value in key:
+        return True
+    if any(c.isdigit() for c in value):
+        return False
+    return (len(key) >= 4 and key in value) or difflib.SequenceMatcher(None, key, value).ratio() > 0.75
+
+
 def camel_case_name(value: str) -> bool:
     """A name of two or more capitalised words (ComplianceByResources, JWEKeyWrapping, tokenRefreshUrl)."""
     parts = _NAME_PART.findall(value)
@@ -263,9 +288,57 @@ def _quoted_value(text: str, start: int, quote: str) -> str | None:
     return value if value and not any(c.isspace() for c in value) else None
 
 
-def find_in_context(text: str, *, entropy_threshold: float, min_length: int) -> Iterator[tuple[int, int]]:
-    """Spans of values that sit in a credential context and look like real credentials."""
-    for pattern in PATTERNS:
+# a full line of uuencoded data: 'M' (45 bytes) and 60 characters from '!' to '`'
+_UUE_LINE = re.compile(r"M[!-`]{60}")
+
+
+def _line_at(text: str, pos: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return start, len(text) if end < 0 else end
+
+
+# a line of a git binary patch: a length character (A-Z: 1-26 bytes, a-z: 27-52) and base85 in groups of 5
+_BASE85_LINE = re.compile(r"[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~\-]{5,65}")
+
+
+def _in_encoded_data(text: str, pos: int) -> bool:
+    """A position on a line of encoded data, where PW: or KEY= is chance: a full uuencoded line next to
+    another one, or a git binary patch line whose base85 decodes to the length its first character gives."""
+    start, end = _line_at(text, pos)
+    if _UUE_LINE.fullmatch(text, start, end):
+        neighbours = []
+        if start > 0:
+            neighbours.append(_line_at(text, start - 1))
+        if end < len(text):
+            neighbours.append(_line_at(text, end + 1))
+        return any(_UUE_LINE.fullmatch(text, a, b) for a, b in neighbours)
+    line = text[start:end].strip()
+    if (len(line) - 1) % 5 or not _BASE85_LINE.fullmatch(line):
+        return False
+    size = ord(line[0]) - (64 if line[0].isupper() else 70)
+    try:
+        return len(base64.b85decode(line[1:])) == size
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class ContextCandidate:
+    """A value next to a credential word, before or after the plausibility filters (``accepted``)."""
+
+    start: int
+    end: int
+    form: str  # the pattern that found it: "assign", "flag", "sql", "xml", ...
+    key: str
+    value: str
+    quoted: bool
+    accepted: bool
+
+
+def context_candidates(text: str, *, entropy_threshold: float, min_length: int) -> Iterator[ContextCandidate]:
+    """Every value in a credential context, with the verdict of :func:`looks_like_credential`."""
+    for form, pattern in PATTERNS.items():
         for m in pattern.finditer(text):
             groups = m.groupdict()
             key = next((groups[k] for k in ("key", "key2", "key3") if groups.get(k)), "password")
@@ -274,7 +347,17 @@ def find_in_context(text: str, *, entropy_threshold: float, min_length: int) -> 
             value = _VALUE_END.split(value, maxsplit=1)[0]
             quote = groups.get("quote", "-")
             quoted = bool(quote) and not (len(quote) == 2 and quote[0] == quote[1])  # "" is an empty literal
-            if len(value) >= 4 and looks_like_credential(
+            if len(value) < 4:
+                continue
+            start = m.start(group)
+            accepted = looks_like_credential(
                 value, key=key, entropy_threshold=entropy_threshold, min_length=min_length, quoted=quoted
-            ):
-                yield m.start(group), m.start(group) + len(value)
+            ) and not _in_encoded_data(text, start)
+            yield ContextCandidate(start, start + len(value), form, key, value, quoted, accepted)
+
+
+def find_in_context(text: str, *, entropy_threshold: float, min_length: int) -> Iterator[tuple[int, int]]:
+    """Spans of values that sit in a credential context and look like real credentials."""
+    for c in context_candidates(text, entropy_threshold=entropy_threshold, min_length=min_length):
+        if c.accepted:
+            yield c.start, c.end

@@ -128,6 +128,8 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "base64_der_private_key": r"(?<![A-Za-z0-9+/])(MII[A-Za-f][A-Za-z0-9+/]{8}[A-Za-z0-9+/=]{8,})",
         "grafana_provisioned_key": r"\b(eyJ[A-Za-z0-9=_\-]{60,360})(?![A-Za-z0-9=_\-.])",
         "wechat_app_id": r"\b(wx[0-9a-f]{16})\b",
+        # Dropbox app secret shape (CredSweeper's weak base36 rule): 15 lower-case letters and digits alone
+        "base36_app_secret": r"(?<![0-9A-Za-z_+\-\\])([a-z0-9]{15})(?![=0-9A-Za-z_/+\-])",
         # prefixed keys from public rule catalogues (gitleaks and others)
         "mapbox_secret_token": r"\b(sk\.eyJ[A-Za-z0-9_\-]{30,}\.[A-Za-z0-9_\-]{20,})",
         "pulumi_token": r"\b(pul-[a-f0-9]{40})\b",

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from stockade.guardrails.checks.exfiltration.context import find_in_context, looks_fake, shannon_entropy
+from stockade.guardrails.checks.exfiltration.context import (
+    ContextCandidate,
+    context_candidates,
+    looks_fake,
+    shannon_entropy,
+)
 from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS, REQUIRED_SUBSTRINGS
 from stockade.guardrails.checks.exfiltration.validators import VALIDATORS
 from stockade.guardrails.checks.exfiltration.words import wordy
@@ -20,6 +25,7 @@ _RULE_SCORE = {
     "aws_s3_bucket": 0.4,
     "firebase_domain": 0.4,
     "wechat_app_id": 0.5,
+    "base36_app_secret": 0.4,
 }  # a UUID is often an id, not a key (a WeChat app id is public): masked, not blocked on its own
 _DATA_URI = re.compile(r"data:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+")
 # secrets that are random blobs alone, so are reported only next to their id: key-id rule -> (shape, rule)
@@ -74,19 +80,24 @@ class SecretScanner:
         self._plugins = _detect_secrets_plugins() if use_detect_secrets else []
 
     def scan(self, text: str) -> list[SecretHit]:
+        hits, candidates = self.candidates(text)
+        hits += [SecretHit(c.start, c.end, "credential_in_context", 0.8) for c in candidates if c.accepted]
+        return _dedupe(hits)
+
+    def candidates(self, text: str) -> tuple[list[SecretHit], list[ContextCandidate]]:
+        """Hits of the format rules and plugins, and every credential-context candidate (accepted or not)."""
         # not secrets: images in data URIs, encrypted private keys
         excluded = [m.span() for pattern in (_DATA_URI, _ENCRYPTED_PEM) for m in pattern.finditer(text)]
         hits = [h for h in self._scan_formats(text) if not _inside(h, excluded)]
-        hits += [
-            SecretHit(start, end, "credential_in_context", 0.8)
-            for start, end in find_in_context(
-                text, entropy_threshold=self.entropy_threshold, min_length=self.min_token_length
-            )
-        ]
         hits += _paired_secrets(text, hits)
         if self._plugins:
             hits.extend(h for h in self._scan_plugins(text) if not _inside(h, excluded))
-        return _dedupe(hits)
+        candidates = list(
+            context_candidates(
+                text, entropy_threshold=self.entropy_threshold, min_length=self.min_token_length
+            )
+        )
+        return hits, candidates
 
     def _scan_formats(self, text: str) -> list[SecretHit]:
         hits = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 import zlib
 from collections.abc import Callable
@@ -129,6 +130,41 @@ def jose_header_ok(value: str) -> bool | None:
     return None if re.search(r'"(?:alg|enc)"\s*:', text) else False
 
 
+_HEX_NUMBER = re.compile(r"(?:0x)?[0-9a-f]{1,21}[ul]{0,3}")
+_DEC_NUMBER = re.compile(r"-?[0-9]{1,20}[ul]{0,3}")
+
+
+def number_like(value: str) -> bool:
+    """A hex number under 22 characters or a decimal one (with C suffixes u/l): a constant, not a key
+    (CredSweeper's number check, applied to its keyword and Salesforce rules)."""
+    v = value.lower()
+    return bool(_HEX_NUMBER.fullmatch(v) or _DEC_NUMBER.fullmatch(v))
+
+
+def salesforce_org_id_ok(value: str) -> bool | None:
+    """An org id (00D + 12-15 characters) that is all hex digits is a hex number (00D0A53429897F6EA5)."""
+    return False if number_like(value) else None
+
+
+_BASE36_TOKEN = re.compile(r"(?=[a-z0-9]*\d)(?=(?:[a-z0-9]*[a-z]){5})[a-z0-9]{15}")
+
+
+def base36_secret_ok(value: str) -> bool | None:
+    """A 15-character lower-case base36 secret (Dropbox app secrets): letters and digits, varied (Shannon
+    entropy >= 3.43 bits, CredSweeper's bound for random 15-character base36), not a hex number, and not
+    pronounceable: random letters hold about one vowel in five, names (initf90modhooks) one in three."""
+    if not _BASE36_TOKEN.fullmatch(value) or number_like(value):
+        return False
+    letters = [c for c in value if c.isalpha()]
+    if sum(c in "aeiouy" for c in letters) > 0.3 * len(letters):
+        return False
+    counts = [value.count(c) for c in set(value)]
+    entropy = -sum(n / 15 * math.log2(n / 15) for n in counts)
+    return None if entropy >= 3.43 else False
+
+
+VALIDATORS["salesforce_org_id"] = salesforce_org_id_ok
+VALIDATORS["base36_app_secret"] = base36_secret_ok
 VALIDATORS["aws_access_key_id"] = aws_key_id_ok
 VALIDATORS["jose_token"] = jose_header_ok
 VALIDATORS["otp_secret"] = otp_seed_ok
