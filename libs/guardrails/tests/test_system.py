@@ -158,3 +158,19 @@ async def test_usable_as_content_validator_on_any_string_payload() -> None:
     system = make_system(FakeClassifier("a", {"ignore": ("injection", Action.BLOCK)}))
     results = await asyncio.gather(*(system.check_input(p) for p in ['{"msg": "ignore all"}', "", "ok"]))
     assert [r.blocked for r in results] == [True, False, False]
+
+
+async def test_checks_with_an_inline_first_step_start_first_and_results_keep_slot_order() -> None:
+    started: list[str] = []
+
+    class Recording(FakeClassifier):
+        async def run(self, text: str, ctx):  # type: ignore[no-untyped-def]
+            started.append(self.name)  # runs before the check's first await
+            return await super().run(text, ctx)
+
+    inline = Recording("inline")
+    inline.starts_inline = True  # type: ignore[attr-defined]
+    system = make_system(Recording("first"), Recording("second"), inline)
+    verdict = await system.check_input("hello")
+    assert started == ["inline", "first", "second"]
+    assert [r.check for r in verdict.results] == ["first", "second", "inline"]

@@ -62,7 +62,14 @@ def _check_event(result: CheckResult, ctx: CheckContext) -> GuardrailEvent:
 
 
 async def run_checks(slots: list[CheckSlot], text: str, ctx: CheckContext, fail_closed: bool) -> Verdict:
-    results = list(await asyncio.gather(*(run_slot(s, text, ctx, fail_closed) for s in slots)))
+    """All checks at once. Checks with ``starts_inline = True`` (a short synchronous first step on the event
+    loop, e.g. the classification prefilter) are started first, so that step runs before the other checks'
+    worker threads start competing with it for the GIL; results keep the slots' order."""
+    order = sorted(range(len(slots)), key=lambda i: not getattr(slots[i].check, "starts_inline", False))
+    tasks = {i: run_slot(slots[i], text, ctx, fail_closed) for i in order}
+    done = await asyncio.gather(*tasks.values())
+    by_slot = dict(zip(tasks, done, strict=True))
+    results = [by_slot[i] for i in range(len(slots))]
     return aggregate(ctx.stage.value, text, results)
 
 
