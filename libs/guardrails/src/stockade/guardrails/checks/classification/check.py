@@ -108,10 +108,11 @@ class ClassificationCheck:
 
     async def run(self, text: str, ctx: CheckContext) -> CheckResult:
         scorer = await self._ensure_scorer()
-        if self._prefilter is not None:
+        prefilter = self._prefilter
+        if prefilter is not None:
             decision = await self.prefilter_decision(text)
             if decision is not None:
-                return self._decided(scorer, decision)
+                return self._decided(scorer, prefilter, decision)
         [vector] = await self.encoder.encode([text])
         return self.classify_vector(scorer, vector)
 
@@ -132,8 +133,7 @@ class ClassificationCheck:
             [static] = await encoder.encode([text])
         return self._prefilter.decide(static)
 
-    def _decided(self, scorer: Scorer, decision: Decision) -> CheckResult:
-        assert self._prefilter is not None
+    def _decided(self, scorer: Scorer, prefilter: Prefilter, decision: Decision) -> CheckResult:
         findings = []
         for route in scorer.model.routes:
             if route.name in decision.fired:
@@ -147,7 +147,7 @@ class ClassificationCheck:
                         detail={
                             "stage": "prefilter",
                             "similarity": round(score, 4),
-                            "threshold": round(self._prefilter.bands.bands[route.name].high, 4),
+                            "threshold": round(prefilter.bands.bands[route.name].high, 4),
                         },
                     )
                 )
