@@ -134,26 +134,8 @@ class ClassificationCheck:
         return self._prefilter.decide(static)
 
     def _decided(self, scorer: Scorer, prefilter: Prefilter, decision: Decision) -> CheckResult:
-        findings = []
-        for route in scorer.model.routes:
-            if route.name in decision.fired:
-                score = decision.scores[route.name]
-                findings.append(
-                    Finding(
-                        check=self.name,
-                        type=route.name,
-                        score=_unit(score),
-                        action=Action.BLOCK if route.action == "block" else Action.WARN,
-                        detail={
-                            "stage": "prefilter",
-                            "similarity": round(score, 4),
-                            "threshold": round(prefilter.bands.bands[route.name].high, 4),
-                        },
-                    )
-                )
-        action = Action.strongest([f.action for f in findings])
-        top = max(decision.scores.values(), default=0.0)
-        return CheckResult(check=self.name, action=action, findings=findings, score=_unit(top))
+        thresholds = {name: band.high for name, band in prefilter.bands.bands.items()}
+        return self._result(scorer, decision.scores, set(decision.fired), thresholds, "prefilter")
 
     async def scorer(self) -> Scorer:
         """The loaded routes (for batch evaluation with :meth:`classify_vector`)."""
@@ -161,23 +143,34 @@ class ClassificationCheck:
 
     def classify_vector(self, scorer: Scorer, vector: list[float]) -> CheckResult:
         scores = scorer.scores(vector)
-        findings = []
-        for route in scorer.model.routes:
-            score = scores[route.name]
-            if score >= route.threshold:
-                findings.append(
-                    Finding(
-                        check=self.name,
-                        type=route.name,
-                        score=_unit(score),
-                        action=Action.BLOCK if route.action == "block" else Action.WARN,
-                        detail={
-                            "stage": "encoder",
-                            "similarity": round(score, 4),
-                            "threshold": round(route.threshold, 4),
-                        },
-                    )
-                )
+        routes = scorer.model.routes
+        fired = {r.name for r in routes if scores[r.name] >= r.threshold}
+        return self._result(scorer, scores, fired, {r.name: r.threshold for r in routes}, "encoder")
+
+    def _result(
+        self,
+        scorer: Scorer,
+        scores: dict[str, float],
+        fired: set[str],
+        thresholds: dict[str, float],
+        stage: str,
+    ) -> CheckResult:
+        """One finding per fired route (in route order), the strongest action, the top score as the risk."""
+        findings = [
+            Finding(
+                check=self.name,
+                type=route.name,
+                score=_unit(scores[route.name]),
+                action=Action.BLOCK if route.action == "block" else Action.WARN,
+                detail={
+                    "stage": stage,
+                    "similarity": round(scores[route.name], 4),
+                    "threshold": round(thresholds[route.name], 4),
+                },
+            )
+            for route in scorer.model.routes
+            if route.name in fired
+        ]
         action = Action.strongest([f.action for f in findings])
         top = max(scores.values(), default=0.0)
         return CheckResult(check=self.name, action=action, findings=findings, score=_unit(top))
