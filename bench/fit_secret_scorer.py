@@ -34,7 +34,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_secrets import expected_findings, read_text, split_files
 
-from stockade.guardrails.checks.exfiltration.context import ContextCandidate, shannon_entropy
+from stockade.guardrails.checks.exfiltration.context import ContextCandidate
+from stockade.guardrails.checks.exfiltration.plausibility import shannon_entropy
 from stockade.guardrails.checks.exfiltration.secrets import SecretHit, SecretScanner, _dedupe
 from stockade.guardrails.checks.exfiltration.words import word_count
 

@@ -97,6 +97,11 @@ def test_grafana_key_is_base64_json_with_key_name_and_org() -> None:
         "MIIDdzCCAl+gAwIBAgIEbV5Xq2AwDQYJKoZIhvcNAQELBQAwbDEQMA4GA1UEBhMH",
         "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA1c7+9z5Pad7OejecsQ0b",
         "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQwwDgQI3Pq8AJ6BmmMCAggA",
+        # a URL's password written as its field name or a documentation stand-in
+        "mysql+pymysql://user:pass@some_mariadb/dbname",
+        "smb://myuser:mypassword@myserver.com/share",
+        'create_engine("oracle+oracledb://scott:tiger@localhost")',
+        "https://jo%40email.com:a%20secret@www.example.com",
     ],
 )
 def test_catalogue_placeholders_and_non_keys_are_not_found(text: str) -> None:

@@ -47,6 +47,10 @@ def _values(text: str) -> list[str]:
         ("redis-cli -h cache -a Xk9mQ2vLp7w ping", "Xk9mQ2vLp7w"),
         ('<add key="ApiSecret" value="Zq8mKd3RtWp5Lx2NvB7c" />', "Zq8mKd3RtWp5Lx2NvB7c"),
         ('<entry key="db.password">Xk9#mQ2vLp7</entry>', "Xk9#mQ2vLp7"),
+        (
+            '<token name="t">\n    "Zq8mKd3RtWp5Lx2NvB7cQ4hJ\n    wE6tY9uI"\n</token>',
+            "Zq8mKd3RtWp5Lx2NvB7cQ4hJ",
+        ),  # wrapped
         ('<input type="password" value="cackle!9">', "cackle!9"),
         ("machine api.example.com login deploy password Xk9mQ2vLp7w", "Xk9mQ2vLp7w"),  # .netrc
         ('requests.get(url, auth=("deploy", "Xk9mQ2vLp7w"))', "Xk9mQ2vLp7w"),
@@ -92,6 +96,16 @@ def test_credential_forms_are_found(text: str, value: str) -> None:
         '"key_sha256": "bb1636883c2707b51c5b7fc26c6927af4430f2e0785a8c7bc886337f919f9edf"',  # a digest
         '"Idempotency-Key": f"stainless-python-retry-{uuid4()}",',  # a template
         '"S3Key": "my-app/22a0-stage-150819_185942.war"',  # a path
+        "<password>\n    Enter the password for authorization here\n</password>",  # a description in XML
+        "<token>\n    <value>Zq8mKd3RtWp5Lx2NvB7cQ4hJ</value>\n</token>",  # nested: value's own tag decides
+        '"password": "string?",',  # a type in a protocol listing
+        "key_or_pass = r'(?:key|pwd|password|pass|token)'",  # a regular expression
+        "api keys look like 'sk-[project-name]-[20 alnum]'",  # a format description
+        'continuation_token="dG9rX2hvcF8x",',  # paging, not a credential
+        '"NextContinuationToken": "1w41l63U0xa8q7smH50vCxyTQqdxo69O3EmK28Bi5PcROI4wI/EyIJg==",',
+        "detect-secrets = detect_secrets.main:main",  # an entry point
+        "'x-goog-api-client': 'custom-agent/1.0',",  # a product and version
+        'SESSION_TOKEN_PREFIX = "FQoGZXIvYXdzEBYaD"',  # a prefix, not a whole token
     ],
 )
 def test_code_and_descriptions_are_not_credentials(text: str) -> None:

@@ -5,16 +5,11 @@ kept only when it looks like a real value: not a placeholder, variable, call, ma
 from __future__ import annotations
 
 import base64
-import difflib
-import itertools
-import math
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from stockade.guardrails.checks.exfiltration.validators import number_like, sealed_ciphertext
-from stockade.guardrails.checks.exfiltration.words import wordy
+from stockade.guardrails.checks.exfiltration.plausibility import looks_like_credential
 
 # credential words; pass(?!...) and p(s|ss|as)w(o?r)d cover passwd, pswd, psswd, pswrd
 _KEY_WORDS = (
@@ -114,8 +109,11 @@ _SQL_WITH = re.compile(
     r"(?i)(?:\bwith\b[^;\n]{0,40}?\b(?P<key>password)[ \t]+[\"']?"
     r"|\b(?P<key2>identified\s+with)\s+[\"']?\w+[\"']?\s+as\s+[\"'])(?P<value>[^\s\"';]{4,})"
 )
+# <password>v</password>, and a value on its own line(s) inside the element, quoted or not (a wrapped base64
+# token): the first word is the candidate, at most three more words may follow before the closing tag
 _XML = re.compile(
-    r"(?i)<(?P<key>[\w:\-]*(?:pass\w*|secret|token|pwd|api[_\-]?key)[\w:\-]*)(?:\s[^>]*)?>(?P<value>[^<\s]{4,})</"
+    r"(?i)<(?P<key>[\w:\-]*(?:pass\w*|secret|token|pwd|api[_\-]?key)[\w:\-]*)(?:\s[^>]*)?>"
+    r"(?:[ \t]*\r?\n\s*)?[\"']?(?P<value>[^<\s\"']{4,})[\"']?(?:\s+[^<\s]+){0,3}\s*</"
 )
 # <add key="ApiSecret" value="v"/>, <property name="password" value="v"/>, <entry key="db.password">v</entry>
 _XML_PAIR = re.compile(
@@ -148,135 +146,7 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "curl_user": _CURL_USER,
 }
 
-# placeholders and references: ${VAR}, $(cmd), $var, %VAR%, %(name)s, {{ x }}, <your-key>, None, changeme
-_PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$(?:[{(\d$]|[a-z_]\w*(?:::|->|\.|\[|\(|$))|\^|%(?:[\w.]+%|\(|\{|[sd]$)|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
-    r"secret$|example|your[_\-]|placeholder|dummy|redacted|process\.env|os\.environ|getenv|config\.|self\.|this\.|"
-    r"0x[0-9a-f]+$)"
-)
-_FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
-# an unquoted call or attribute chain is code, not a value: getPassword(), bcrypt.hash(pw, settings.DB_PASSWORD
-_CODE = re.compile(
-    r"\.?[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|[(\[]|![a-z]|.*:$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
-)
-# the end of a value: the next URL query parameter or an HTML entity
-# lower-case words joined by ':' or '/' (a cache key, a secret's name), or a URL without credentials
-_NOT_A_VALUE = re.compile(
-    r"[a-z]+(?:[:/][a-z_\-.]+)+/?$|[a-z][a-z0-9+.\-]*://|(?:tag|urn|arn|mailto):|[\w.\-]*(?:/[\w.\-]+)+\.[a-z]{2,4}$"
-)
-# a key that describes a credential rather than holding one: PASSWORD_REGEX, token_url, secret_name, key_id
-_DESCRIBING = (
-    "regex|pattern|format|length|len|min|max|policy|field|name|label|hint|prompt|url|uri|endpoint|path|file|dir|"
-    "type|id|count|size|mode|method|ttl|timeout|hash|sha(?:1|256|384|512)?|md5|checksum|digest|fingerprint"
-)
-_NOT_A_SECRET_KEY = re.compile(rf"[_\-.](?i:{_DESCRIBING})$|(?<=[a-z])(?:{_DESCRIBING.title()})$")
-_MIXED = re.compile(r"^(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")
-# the parts of a name: capitalised words, acronyms, numbers, separators
-_NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[_.]")
-_WORD_PART = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
-_SNAKE = re.compile(
-    r"[a-z]{2,}\d*(?:[_.][a-z0-9]+)*(?:[_.][a-z]{2,}\d*)+|_?[A-Z]{2,}\d*(?:_[A-Z0-9]+)*_[A-Z]{2,}\d*"
-)
-# a template or interpolation: f"share-{id}", "#{token}", "%(pw)s", "{{ key }}"
-_INTERPOLATION = re.compile(r"\{[\w.()\[\]'\"]*\}|[$#]\{|\{\{|%\(\w+\)")
-# a user name given as its own password (admin/admin, guest:guest): a default, not a secret
-_SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
-# a value opening like code or markup, not a secret: =x, {x, )x, <x, #x, :x, \\x, //x, /*x, _name, %s-style formats
-_ODD_START = re.compile(r"[={)<>#:\\_]|//|/\*|%[deflspuvxz]", re.I)
 _VALUE_END = re.compile(r"&(?:[\w.\-]+=|(?:amp|lt|gt|quot|#\d+);?)|%26")
-_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
-_PASSWORD_KEY = re.compile(
-    r"(?i)pass|pwd|pw|p(?:s|ss|as)w|psw|secure|identified|^-[upa]$|^--(?:proxy-)?user$"
-)
-
-
-def shannon_entropy(value: str) -> float:
-    if not value:
-        return 0.0
-    counts = Counter(value)
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def has_sequence(value: str, run: int = 5) -> bool:
-    """A run of ascending or descending characters (12345, abcde, 54321): a made-up value."""
-    steps = [ord(b) - ord(a) for a, b in itertools.pairwise(value)]
-    count = 1
-    for prev, cur in itertools.pairwise(steps):
-        count = count + 1 if cur == prev and cur in (1, -1) else 1
-        if count >= run - 1:
-            return True
-    return False
-
-
-def looks_fake(value: str) -> bool:
-    return (
-        bool(_FAKE.search(value))
-        or has_sequence(value)
-        or (len(value) >= 16 and shannon_entropy(value) < 3.0)
-    )
-
-
-def looks_like_credential(
-    value: str, *, key: str, entropy_threshold: float, min_length: int, quoted: bool = True
-) -> bool:
-    value = value.rstrip(".,") if len(value) > 5 else value  # a sentence's full stop is not part of it
-    if (
-        _PLACEHOLDER.search(value)
-        or value.lower() == key.lower()
-        or looks_fake(value)
-        or _SAME_PAIR.match(value)
-        or number_like(value)
-        or _ODD_START.match(value)
-        or _like_key(value, key)
-    ):
-        return False
-    if not quoted and _CODE.match(value):
-        return False
-    if re.fullmatch(r"[a-z]+(?:[_\-.][a-z]+)*", value) and len(value) < 24:  # an identifier, not a value
-        return False
-    if _SNAKE.fullmatch(value):  # snake_case or dotted.names: a variable, a constant, an event name
-        return False
-    if _INTERPOLATION.search(value):  # a template
-        return False
-    if _NOT_A_VALUE.match(value) or _NOT_A_SECRET_KEY.search(
-        key
-    ):  # a URL, a path; a key that names, not holds
-        return False
-    if _EMAIL.fullmatch(value) or sealed_ciphertext(value):  # an address; an encrypted (sealed) value
-        return False
-    if _PASSWORD_KEY.search(key):
-        # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
-        return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
-    if wordy(value) or camel_case_name(value):  # made of words: a name or a stand-in, not a generated key
-        return False
-    if len(value) >= min_length:
-        return shannon_entropy(value) >= entropy_threshold
-    # a shorter value is kept when it mixes cases and digits throughout and hardly repeats (Xk9mQ2vL, not Version2)
-    if len(value) < 8 or _MIXED.search(value) is None or len(set(value)) < 0.75 * len(value):
-        return False
-    classes = [c.isdigit() + 2 * c.isupper() for c in value]
-    return sum(a != b for a, b in itertools.pairwise(classes)) >= (len(value) - 1) / 2
-
-
-def _like_key(value: str, key: str) -> bool:
-    """The value repeats its key (secret_key = "secret", flatten_with_keys_fn = _flatten_with_keys): a name.
-    CredSweeper's similarity check, kept to values without digits: Password123! is a (weak) password."""
-    value, key = value.lower(), key.lower()
-    if len(value) <= len(key) and value in key:
-        return True
-    if any(c.isdigit() for c in value):
-        return False
-    return (len(key) >= 4 and key in value) or difflib.SequenceMatcher(None, key, value).ratio() > 0.75
-
-
-def camel_case_name(value: str) -> bool:
-    """A name of two or more capitalised words (ComplianceByResources, JWEKeyWrapping, tokenRefreshUrl)."""
-    parts = _NAME_PART.findall(value)
-    if "".join(parts) != value or not any(c.isupper() for c in value):
-        return False
-    words = [p for p in parts if _WORD_PART.fullmatch(p) and sum(c.islower() for c in p) >= 3]
-    return len(words) >= 2 and sum(map(len, words)) >= 0.6 * sum(c.isalpha() for c in value)
 
 
 def _quoted_value(text: str, start: int, quote: str) -> str | None:

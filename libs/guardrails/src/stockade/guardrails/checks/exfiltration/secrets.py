@@ -8,14 +8,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from stockade.guardrails.checks.exfiltration.context import (
-    ContextCandidate,
-    context_candidates,
-    looks_fake,
-    shannon_entropy,
-)
+from stockade.guardrails.checks.exfiltration.context import ContextCandidate, context_candidates
 from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS, REQUIRED_SUBSTRINGS
-from stockade.guardrails.checks.exfiltration.validators import VALIDATORS
+from stockade.guardrails.checks.exfiltration.plausibility import looks_fake, shannon_entropy
+from stockade.guardrails.checks.exfiltration.validators import VALIDATORS, url_password_ok
 from stockade.guardrails.checks.exfiltration.words import wordy
 
 _NO_FAKE_FILTER = {"private_key", "x_bearer_token", "dropbox_long_term_token", "json_web_key"}
@@ -128,6 +124,7 @@ class SecretScanner:
                         or looks_fake(value)
                         or value.isalpha()
                         or wordy(value)
+                        or (rule == _BASIC_AUTH_PLUGIN and url_password_ok(value) is False)
                     ):
                         continue
                     pos = line.find(value)
@@ -179,6 +176,7 @@ def _dedupe(hits: list[SecretHit]) -> list[SecretHit]:
     return kept
 
 
+_BASIC_AUTH_PLUGIN = "detect_secrets:Basic Auth Credentials"  # the password of scheme://user:password@host
 # Plugins whose regexes stand alone; entropy and keyword plugins need file context and flag prose.
 _SKIP_PLUGINS = {"Base64HighEntropyString", "HexHighEntropyString", "KeywordDetector", "IPPublicDetector"}
 

@@ -11,6 +11,7 @@ import base64
 import binascii
 import math
 import re
+import urllib.parse
 import zlib
 from collections.abc import Callable
 
@@ -163,6 +164,20 @@ def base36_secret_ok(value: str) -> bool | None:
     return None if entropy >= 3.43 else False
 
 
+# the field's name or a documentation stand-in written where a URL's password goes (user:password@host,
+# scott:tiger@localhost, Oracle's demo account, used throughout database driver docs)
+_URL_PASSWORD_STAND_IN = re.compile(
+    r"(?i)(?:my|your|some|the|db|a |an )?(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|key|tiger|<[^>]*>)"
+)
+
+
+def url_password_ok(value: str) -> bool | None:
+    """The password part of ``scheme://user:password@host``, percent-decoded (``a%20secret``): a stand-in
+    such as ``password`` or ``tiger`` is documentation, not a leaked credential."""
+    return False if _URL_PASSWORD_STAND_IN.fullmatch(urllib.parse.unquote(value)) else None
+
+
+VALIDATORS["url_credentials"] = url_password_ok
 VALIDATORS["salesforce_org_id"] = salesforce_org_id_ok
 VALIDATORS["base36_app_secret"] = base36_secret_ok
 VALIDATORS["aws_access_key_id"] = aws_key_id_ok
