@@ -320,8 +320,8 @@ def render(results: dict[str, Any]) -> str:
             )
         ),
         "",
-        f"**Secrets** (CredSweeper samples, file-disjoint split, {sec['files']} test files; a finding counts as "
-        "found when one of its lines is reported):",
+        f"**Secrets** (CredSweeper samples, file-disjoint split, {sec['files']} test files, without the "
+        "extensions CredSweeper's plain scan skips; a finding counts as found when one of its lines is reported):",
         "",
         "| detector | precision | recall | F1 |",
         "|---|---|---|---|",
