@@ -191,8 +191,12 @@ def run_scanner(files: list[Path], root: Path, scan: Callable[[str], list[int]])
     return found
 
 
+_INDENT = re.compile(r"[ \t]*")
+
+
 def _indent(text: str, at: int) -> int:
-    return len(text[at:]) - len(text[at:].lstrip(" \t"))
+    m = _INDENT.match(text, at)
+    return m.end() - at if m else 0
 
 
 def run_detect_secrets(files: list[Path], root: Path) -> set[Line]:
