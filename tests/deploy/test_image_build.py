@@ -1,11 +1,12 @@
-"""Replays the build stage of each deploy/<service>/Dockerfile without Docker.
+"""Replays the builder stage of deploy/Dockerfile (``--build-arg SERVICE=<service>``) without Docker.
 
 No Docker engine runs here, so the test does what the builder stage does, with the same files and the same
 uv commands read from the Dockerfile: it copies exactly what the COPY instructions name into an empty
 directory, runs the dependencies-only ``uv sync`` (it must work from the manifests alone), then copies the
 sources and runs the install ``uv sync`` into a fresh virtual environment. The resulting environment must
 import the service and run its health probe's module; prompt-api's must also migrate a real PostgreSQL
-database, as the compose ``migrate`` job does.
+database, as the compose ``migrate`` job does. Each target's own build step (it imports its service) must pass
+on its service's environment and fail on another's, as a wrong SERVICE build argument would make it.
 
 The copies skip what .dockerignore keeps out of the build context (tests, caches, virtual environments).
 """
@@ -25,17 +26,20 @@ from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import create_async_engine
 
 ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 SERVICES = sorted(p.name for p in (ROOT / "services").iterdir() if (p / "pyproject.toml").is_file())
 IGNORED = shutil.ignore_patterns("tests", "__pycache__", "*.py[cod]", ".venv", "*.egg-info", ".*_cache")
 
 pytestmark = pytest.mark.slow
 
 
-def instructions(service: str) -> list[tuple[str, str]]:
-    """(keyword, arguments) of the Dockerfile's builder stage, continuation lines joined."""
-    out: list[tuple[str, str]] = []
+def stages(service: str) -> dict[str, list[tuple[str, str]]]:
+    """(keyword, arguments) of each stage of deploy/Dockerfile by name, continuation lines joined, as
+    ``--build-arg SERVICE=<service>`` makes them: ``${SERVICE}`` expanded where the stage declares it."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    stage: list[tuple[str, str]] = []  # the global ARGs before the first FROM
     pending = ""
-    for raw in (ROOT / "deploy" / service / "Dockerfile").read_text().splitlines():
+    for raw in DOCKERFILE.read_text().splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -44,9 +48,11 @@ def instructions(service: str) -> list[tuple[str, str]]:
             continue
         keyword, _, args = (pending + line).partition(" ")
         pending = ""
-        if keyword.upper() == "FROM" and out:
-            break  # the runtime stage only copies the environment
-        out.append((keyword.upper(), args.strip()))
+        if keyword.upper() == "FROM":
+            stage = out.setdefault(args.split()[-1], [])
+        if ("ARG", "SERVICE") in stage:
+            args = args.replace("${SERVICE}", service)
+        stage.append((keyword.upper(), args.strip()))
     return out
 
 
@@ -86,7 +92,7 @@ def uv_sync(build: Path, run_args: str, venv: Path) -> subprocess.CompletedProce
 def build_environment(service: str, build: Path, venv: Path, *, dependencies_only: bool = False) -> Path:
     build.mkdir(parents=True)
     sources_copied = False
-    for keyword, args in instructions(service):
+    for keyword, args in stages(service)["builder"]:
         if keyword == "COPY" and "--from" not in args:
             if dependencies_only and not args.split()[0].endswith(("pyproject.toml", "uv.lock")):
                 return venv
@@ -120,16 +126,21 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return Lazy()
 
 
-def run_python(venv: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # Outside the repository, so nothing resolves to the working tree: only what was installed.
+def run_in(venv: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
+    # Outside the repository, so nothing resolves to the working tree: only what was installed. The
+    # environment's bin comes first on PATH, as in the image.
     return subprocess.run(
-        [str(venv / "bin" / "python"), *args],
+        command,
         cwd=venv,
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": os.environ.get("PATH", ""), "HOME": str(venv)},
+        env={"PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}", "HOME": str(venv)},
     )
+
+
+def run_python(venv: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_in(venv, [str(venv / "bin" / "python"), *args])
 
 
 @pytest.mark.parametrize("service", SERVICES)
@@ -154,6 +165,18 @@ def test_builder_stage_installs_a_runnable_service(service: str, built: dict[str
         venv, "-m", "stockade.runtime.probe", "http://127.0.0.1:9/healthz", "--timeout", "1"
     )
     assert unreachable.returncode == 1 and "unhealthy" in unreachable.stderr
+
+
+def test_each_target_builds_only_on_the_environment_of_its_service(built: dict[str, Path]) -> None:
+    # A target's RUN steps (importing its service as the image's user) are what make a wrong SERVICE build
+    # argument fail the build: they must pass on the environment built for that service, fail on another's.
+    for target in FULLY_BUILT:
+        checks = [args for keyword, args in stages(target)[target] if keyword == "RUN"]
+        assert checks, f"target {target} checks nothing when it is built"
+        for service in FULLY_BUILT:
+            results = [run_in(built[service], ["sh", "-c", check]) for check in checks]
+            passed = all(result.returncode == 0 for result in results)
+            assert passed == (service == target), (target, service, [r.stderr[-1000:] for r in results])
 
 
 def test_prompt_api_image_migrates_a_real_database(built: dict[str, Path], postgres_database: str) -> None:

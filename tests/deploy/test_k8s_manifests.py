@@ -16,6 +16,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"
+DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 TEMPLATE = "secret.template.yaml"
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|API_KEY|ACCESS_KEY|PRIVATE_KEY|DATABASE_URL|_URL$", re.I)
 HTTP_SERVICES = {"prompt-api": 8101, "model-api": 8102, "guardrail-ingest": 8103}
@@ -102,6 +103,24 @@ def deployment_problems(doc: dict[str, Any]) -> list[str]:
     return problems
 
 
+def image_lines(target: str) -> list[str]:
+    """Lines of deploy/Dockerfile that make build target ``target``'s image: its stage and the stages it is
+    FROM, base first (an image inherits USER, EXPOSE, ENV from them)."""
+    stages = {
+        match["name"]: (match["base"], match["body"].splitlines())
+        for match in re.finditer(
+            r"(?ms)^FROM\s+(?P<base>\S+)\s+AS\s+(?P<name>\S+)\s*?$(?P<body>.*?)(?=^FROM\s|\Z)",
+            DOCKERFILE.read_text(),
+        )
+    }
+    assert target in stages, f"deploy/Dockerfile has no target {target}"
+    lines: list[str] = []
+    while target in stages:
+        target, body = stages[target]
+        lines[:0] = body
+    return lines
+
+
 # --- fixtures --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def manifests() -> dict[str, list[dict[str, Any]]]:
@@ -166,9 +185,8 @@ def test_workloads_follow_the_rules(applied: list[dict[str, Any]]) -> None:
 def test_pods_run_as_the_user_of_their_image(applied: list[dict[str, Any]]) -> None:
     for doc in [d for d in applied if d["kind"] in ("Deployment", "Job")]:
         for container in pod_spec(doc)["containers"]:
-            service = container["image"].split(":")[0].removeprefix("stockade/")
-            dockerfile = (ROOT / "deploy" / service / "Dockerfile").read_text()
-            user = re.findall(r"(?m)^USER\s+(\d+)", dockerfile)[-1]
+            target = container["image"].split(":")[0].removeprefix("stockade/")
+            user = re.findall(r"(?m)^USER\s+(\d+)", "\n".join(image_lines(target)))[-1]
             assert str(pod_spec(doc)["securityContext"]["runAsUser"]) == user
 
 
@@ -184,7 +202,7 @@ def test_http_ports_agree_with_settings_and_images(applied: list[dict[str, Any]]
         assert env[f"{prefix}_HTTP__PORT"] == str(port)
         assert env[f"{prefix}_HTTP__HOST"] == "0.0.0.0"
         assert [p["containerPort"] for p in container["ports"]] == [port]
-        assert f"EXPOSE {port}" in (ROOT / "deploy" / name / "Dockerfile").read_text()
+        assert f"EXPOSE {port}" in image_lines(name)
         assert all(k.startswith(prefix + "_") for k in env), "each service reads only its own prefix"
 
 

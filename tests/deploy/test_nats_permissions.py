@@ -217,7 +217,7 @@ async def test_trust_broker_nonce_bucket_refuses_a_replay(session: Session) -> N
 async def test_the_trust_broker_container_probe_passes_with_its_own_credentials(
     session: Session, deployment: Deployment
 ) -> None:
-    # The same command as deploy/trust-broker/Dockerfile's HEALTHCHECK, against a broker health responder.
+    # The HEALTHCHECK command of deploy/Dockerfile's trust-broker target, against a broker health responder.
     await serve_health(session.clients["trust-broker"], subjects.TRUST_HEALTH, "trust-broker")
     await session.flush()
     probe = [sys.executable, "-m", "stockade.runtime.probe", deployment.server.url]
