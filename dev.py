@@ -114,7 +114,13 @@ def cmd_up(args: list[str]) -> int:
     ensure_venv()
     sync(dev=False)
     step("starting the embedded stack (Ctrl-C stops it)")
-    return subprocess.call([BIN / "stockade", "up", *args], cwd=os.getcwd())
+    command = [str(BIN / "stockade"), "up", *args]
+    if os.name == "posix":
+        # Become `stockade up`, so a SIGTERM sent to this process (a supervisor, `kill`) reaches the stack and
+        # stops it cleanly instead of leaving it running without its parent.
+        sys.stdout.flush()
+        os.execv(command[0], command)  # noqa: S606  # no shell: the arguments are passed as they are
+    return subprocess.call(command, cwd=os.getcwd())
 
 
 def cmd_test(args: list[str]) -> int:
