@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 from pydantic import BaseModel
 
@@ -10,11 +12,19 @@ from stockade.guardrails.checks import config as checks_config
 
 
 def models() -> list[type[BaseModel]]:
-    return [
-        obj
-        for obj in vars(checks_config).values()
-        if isinstance(obj, type) and issubclass(obj, BaseModel) and obj.__module__ == checks_config.__name__
-    ]
+    """Every settings model reachable from ``guardrails.checks``, whichever module defines it."""
+    found: list[type[BaseModel]] = []
+
+    def visit(annotation: object) -> None:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel) and annotation not in found:
+            found.append(annotation)
+            for field in annotation.model_fields.values():
+                visit(field.annotation)
+        for arg in typing.get_args(annotation):
+            visit(arg)
+
+    visit(checks_config.ContentChecksConfig)
+    return found
 
 
 @pytest.mark.parametrize("model", models(), ids=lambda m: m.__name__)
@@ -59,6 +69,14 @@ guardrails:
             "guardrails.checks.exfiltration.patterns.hex_min_length",
         ),
         ({"pii": {"hash_salt": "short"}}, "guardrails.checks.pii.hash_salt"),
+        (
+            {"exfiltration": {"secrets": {"disabled_rules": ["uuid", "uiud"]}}},
+            "guardrails.checks.exfiltration.secrets.disabled_rules",
+        ),
+        (
+            {"exfiltration": {"secrets": {"allow_values": ["sk-test-(unclosed"]}}},
+            "guardrails.checks.exfiltration.secrets.allow_values",
+        ),
         ({"unknown_check": {}}, "guardrails.checks.unknown_check"),
     ],
 )

@@ -41,6 +41,24 @@ def test_secrets_block_output_and_name_the_rule(check: ExfiltrationCheck, text: 
     assert rule in {f.type for f in result.findings}
 
 
+def test_disabled_rules_and_allowed_values_are_not_reported() -> None:
+    text = "request a1b2c3d4-0e5f-4a6b-9c8d-7e6f5a4b3c2d done; key sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+    base = {"use_detect_secrets": False}
+    assert {h.rule for h in SecretScanner(**base).scan(text)} == {"uuid", "stripe_key"}
+    assert {h.rule for h in SecretScanner(**base, disabled_rules=["uuid"]).scan(text)} == {"stripe_key"}
+    allowed = SecretScanner(**base, allow_values=[r"sk_live_4eC39HqLyjWDarjtT1zdp7dc"]).scan(text)
+    assert {h.rule for h in allowed} == {"uuid"}
+    # a pattern must match the whole value: a prefix alone allows nothing
+    assert len(SecretScanner(**base, allow_values=["sk_live_"]).scan(text)) == 2
+
+
+def test_disabled_rules_reach_the_check_from_config() -> None:
+    text = "the job id is a1b2c3d4-0e5f-4a6b-9c8d-7e6f5a4b3c2d"
+    assert ExfiltrationCheck(ExfiltrationConfig()).evaluate(text).action is Action.MASK
+    quiet = ExfiltrationConfig.model_validate({"secrets": {"disabled_rules": ["uuid"]}})
+    assert ExfiltrationCheck(quiet).evaluate(text).action is Action.ALLOW
+
+
 def test_low_entropy_words_in_credential_context_are_not_secrets() -> None:
     hits = SecretScanner(use_detect_secrets=False).scan("set the password = <your password> and token: none")
     assert hits == []

@@ -6,14 +6,30 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from stockade.guardrails.checks.exfiltration.config import ExfiltrationConfig
+from stockade.guardrails.checks.settings import CheckSettings, Stage, Strict
 
-class Stage(StrEnum):
-    """Where a check runs: on the model's input or on its output."""
-
-    INPUT = "input"
-    OUTPUT = "output"
+# Stage and CheckSettings (checks/settings.py) and ExfiltrationConfig (exfiltration/config.py) are part of this
+# module's vocabulary too: ``stages: [input]`` is written against every check.
+__all__ = [
+    "DEFAULT_PII_ENTITIES",
+    "CheckSettings",
+    "ClassificationConfig",
+    "ContentChecksConfig",
+    "EncoderType",
+    "ExfiltrationConfig",
+    "OpenAIEncoderConfig",
+    "PiiAction",
+    "PiiConfig",
+    "PiiEntityPolicy",
+    "RouteConfig",
+    "SensitiveDataConfig",
+    "Stage",
+    "ToxicityClass",
+    "ToxicityConfig",
+]
 
 
 class PiiAction(StrEnum):
@@ -40,26 +56,7 @@ class EncoderType(StrEnum):
     OPENAI = "openai"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CheckSettings(_Strict):
-    """Settings every check shares."""
-
-    enabled: bool = Field(default=True, description="Run this check.")
-    stages: list[Stage] = Field(
-        default_factory=lambda: [Stage.INPUT, Stage.OUTPUT], description="Rails (input/output) it runs on."
-    )
-    timeout_s: float = Field(default=5.0, gt=0, description="Per-run timeout; a timeout counts as a failure.")
-    fail_closed: bool | None = Field(
-        default=None,
-        description="Block when the check fails (timeout, crash, service down). None: the stage default "
-        "(checks.fail_closed_input / checks.fail_closed_output).",
-    )
-
-
-class PiiEntityPolicy(_Strict):
+class PiiEntityPolicy(Strict):
     threshold: float = Field(default=0.5, ge=0, le=1, description="Minimum confidence to act on.")
     action: PiiAction = Field(default=PiiAction.MASK, description="allow, mask, redact, hash or block.")
 
@@ -213,59 +210,13 @@ class ToxicityConfig(CheckSettings):
         return v
 
 
-class SecretsDetectorConfig(_Strict):
-    enabled: bool = Field(default=True, description="Look for credentials.")
-    detect_secrets: bool = Field(
-        default=True, description="Also run detect-secrets plugins ('secrets' extra)."
-    )
-    entropy_threshold: float = Field(default=3.5, ge=0, description="Shannon entropy (bits/char) of a token.")
-    min_token_length: int = Field(
-        default=12, ge=4, description="Shortest credential-context token considered."
-    )
-
-
-class BulkPiiDetectorConfig(_Strict):
-    enabled: bool = Field(default=True, description="Flag outputs carrying many personal-data values.")
-    min_entities: int = Field(
-        default=5, ge=1, description="Values (emails, phones, cards...) that make bulk."
-    )
-
-
-class AbnormalPatternsConfig(_Strict):
-    enabled: bool = Field(default=True, description="Flag encoded blobs, data in URLs, very long output.")
-    base64_min_length: int = Field(default=120, ge=16, description="Shortest base64 run flagged.")
-    hex_min_length: int = Field(default=64, ge=16, description="Shortest hex run flagged.")
-    url_param_min_length: int = Field(default=48, ge=8, description="Longest harmless URL query value.")
-    max_output_chars: int = Field(default=20_000, gt=0, description="Output longer than this is abnormal.")
-
-
-class ExfiltrationConfig(CheckSettings):
-    """``guardrails.checks.exfiltration``: output-only; secrets, bulk PII, abnormal patterns -> one risk."""
-
-    stages: list[Stage] = Field(default_factory=lambda: [Stage.OUTPUT], description="Output only.")
-    secrets: SecretsDetectorConfig = Field(default_factory=SecretsDetectorConfig, description="Secrets.")
-    bulk_pii: BulkPiiDetectorConfig = Field(default_factory=BulkPiiDetectorConfig, description="Bulk PII.")
-    patterns: AbnormalPatternsConfig = Field(default_factory=AbnormalPatternsConfig, description="Patterns.")
-    warn_threshold: float = Field(default=0.3, ge=0, le=1, description="Risk at which findings are masked.")
-    block_threshold: float = Field(
-        default=0.8, ge=0, le=1, description="Risk at which the output is blocked."
-    )
-
-    @field_validator("stages")
-    @classmethod
-    def _output_only(cls, v: list[Stage]) -> list[Stage]:
-        if Stage.INPUT in v:
-            raise ValueError("exfiltration detection is output-only")
-        return v
-
-
-class RouteConfig(_Strict):
+class RouteConfig(Strict):
     utterances: list[str] = Field(default_factory=list, description="Example utterances of the route.")
     threshold: float = Field(default=0.5, ge=-1, le=1, description="Cosine similarity that triggers it.")
     action: str = Field(default="block", description="warn or block.")
 
 
-class OpenAIEncoderConfig(_Strict):
+class OpenAIEncoderConfig(Strict):
     base_url: str = Field(default="http://127.0.0.1:8000/v1", description="OpenAI-compatible API base URL.")
     model: str = Field(default="text-embedding-3-small", description="Embedding model name.")
     api_key_env: str = Field(default="OPENAI_API_KEY", description="Environment variable holding the key.")
@@ -309,7 +260,7 @@ class ClassificationConfig(CheckSettings):
     )
 
 
-class ContentChecksConfig(_Strict):
+class ContentChecksConfig(Strict):
     """Content checks of GuardrailSystem: PII/PHI, sensitive data, toxicity, exfiltration, classification."""
 
     fail_closed_input: bool = Field(default=True, description="A failing input check blocks.")

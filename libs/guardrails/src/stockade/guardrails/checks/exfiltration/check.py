@@ -10,7 +10,8 @@ import asyncio
 import math
 
 from stockade.guardrails.checks.base import CheckContext
-from stockade.guardrails.checks.config import ContentChecksConfig, ExfiltrationConfig, Stage
+from stockade.guardrails.checks.config import ContentChecksConfig, Stage
+from stockade.guardrails.checks.exfiltration.config import ExfiltrationConfig
 from stockade.guardrails.checks.exfiltration.patterns import find_abnormal, find_bulk_pii
 from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
 from stockade.guardrails.verdict import Action, CheckResult, Finding
@@ -27,6 +28,8 @@ class ExfiltrationCheck:
             entropy_threshold=sc.entropy_threshold,
             min_token_length=sc.min_token_length,
             use_detect_secrets=sc.detect_secrets,
+            disabled_rules=sc.disabled_rules,
+            allow_values=sc.allow_values,
         )
 
     async def run(self, text: str, ctx: CheckContext) -> CheckResult:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
-from stockade.guardrails.checks.config import AbnormalPatternsConfig
+from stockade.guardrails.checks.exfiltration.config import AbnormalPatternsConfig
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z0-9_\-]{16,}={0,2}")
 _HEX = re.compile(r"\b(?:0x)?[0-9a-fA-F]{16,}\b")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 from stockade.guardrails.checks.exfiltration.context import ContextCandidate, context_candidates
 from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS, REQUIRED_SUBSTRINGS
 from stockade.guardrails.checks.exfiltration.plausibility import looks_fake, shannon_entropy
+from stockade.guardrails.checks.exfiltration.rules import CONTEXT_RULE, PAIRED_RULES
 from stockade.guardrails.checks.exfiltration.validators import VALIDATORS, url_password_ok
 from stockade.guardrails.checks.exfiltration.words import wordy
 
@@ -24,20 +26,11 @@ _RULE_SCORE = {
     "base36_app_secret": 0.4,
 }  # a UUID is often an id, not a key (a WeChat app id is public): masked, not blocked on its own
 _DATA_URI = re.compile(r"data:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+")
-# secrets that are random blobs alone, so are reported only next to their id: key-id rule -> (shape, rule)
-_PAIRED: dict[str, tuple[re.Pattern[str], str]] = {
-    "aws_access_key_id": (
-        re.compile(r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-        "aws_secret_access_key",
-    ),
-    "google_oauth_client_id": (
-        re.compile(r"(?<![A-Za-z0-9_\-])([A-Za-z0-9_\-]{24})(?![A-Za-z0-9_\-=.])"),
-        "google_oauth_client_secret",
-    ),
-    "alibaba_access_key_id": (
-        re.compile(r"(?<![A-Za-z0-9/+])([A-Za-z0-9]{30})(?![A-Za-z0-9/+=])"),
-        "alibaba_access_key_secret",
-    ),
+# secrets that are random blobs alone, so are reported only next to their id (rules.PAIRED_RULES): their shape
+_PAIR_SHAPES: dict[str, re.Pattern[str]] = {
+    "aws_access_key_id": re.compile(r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+    "google_oauth_client_id": re.compile(r"(?<![A-Za-z0-9_\-])([A-Za-z0-9_\-]{24})(?![A-Za-z0-9_\-=.])"),
+    "alibaba_access_key_id": re.compile(r"(?<![A-Za-z0-9/+])([A-Za-z0-9]{30})(?![A-Za-z0-9/+=])"),
 }
 _PAIR_WINDOW = 400
 # formats whose matches hold words by design (key headers, URLs, host names)
@@ -69,16 +62,30 @@ class SecretScanner:
     """Scan a text for credentials. ``use_detect_secrets`` loads detect-secrets plugins (``secrets`` extra)."""
 
     def __init__(
-        self, *, entropy_threshold: float = 3.5, min_token_length: int = 12, use_detect_secrets: bool = True
+        self,
+        *,
+        entropy_threshold: float = 3.5,
+        min_token_length: int = 12,
+        use_detect_secrets: bool = True,
+        disabled_rules: Iterable[str] = (),
+        allow_values: Iterable[str] = (),
     ) -> None:
         self.entropy_threshold = entropy_threshold
         self.min_token_length = min_token_length
         self._plugins = _detect_secrets_plugins() if use_detect_secrets else []
+        self._disabled = frozenset(disabled_rules)
+        self._allowed = [re.compile(p) for p in allow_values]
 
     def scan(self, text: str) -> list[SecretHit]:
         hits, candidates = self.candidates(text)
-        hits += [SecretHit(c.start, c.end, "credential_in_context", 0.8) for c in candidates if c.accepted]
+        hits += [SecretHit(c.start, c.end, CONTEXT_RULE, 0.8) for c in candidates if c.accepted]
+        if self._disabled or self._allowed:  # before the dedupe, so a disabled rule hides nothing under it
+            hits = [h for h in hits if h.rule not in self._disabled and not self._allowed_value(text, h)]
         return _dedupe(hits)
+
+    def _allowed_value(self, text: str, hit: SecretHit) -> bool:
+        value = text[hit.start : hit.end]
+        return any(p.fullmatch(value) for p in self._allowed)
 
     def candidates(self, text: str) -> tuple[list[SecretHit], list[ContextCandidate]]:
         """Hits of the format rules and plugins, and every credential-context candidate (accepted or not)."""
@@ -147,9 +154,9 @@ def _paired_secrets(text: str, hits: list[SecretHit]) -> list[SecretHit]:
     """Secrets near their id (AWS secret access key near the key id, Google client secret near the client id)."""
     found: list[SecretHit] = []
     for key_id in hits:
-        if key_id.rule not in _PAIRED:
+        if key_id.rule not in _PAIR_SHAPES:
             continue
-        shape, rule = _PAIRED[key_id.rule]
+        shape, rule = _PAIR_SHAPES[key_id.rule], PAIRED_RULES[key_id.rule]
         lo, hi = max(0, key_id.start - _PAIR_WINDOW), key_id.end + _PAIR_WINDOW
         for m in shape.finditer(text, lo, hi):
             v = m.group(1)
