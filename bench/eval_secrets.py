@@ -3,7 +3,16 @@ against its expected output, file-disjoint train/test split (the upstream data h
 
 Run alone: ``.venv/bin/python bench/eval_secrets.py [--split train|test] [--show]`` prints the scanner's and
 detect-secrets' numbers on one split; ``--show`` lists missed findings and false-positive lines (use it on
-the train split only: tune on train, report on test)."""
+the train split only: tune on train, report on test).
+
+``--credsweeper-json`` scores a current CredSweeper's own report with the same harness and counts how many of our
+false-positive lines it reports too (lines its rules find that the labels, written by its ML filter, dropped).
+CredSweeper is not a dependency; run it in a venv of its own::
+
+    python3 -m venv /tmp/cs && /tmp/cs/bin/pip install credsweeper
+    /tmp/cs/bin/credsweeper --path ../shared/data/secrets/samples --ml_threshold 0 --save-json /tmp/rules.json
+    /tmp/cs/bin/credsweeper --path ../shared/data/secrets/samples --save-json /tmp/ml.json
+"""
 
 from __future__ import annotations
 
@@ -242,6 +251,17 @@ def prf(found: set[Line], expected: list[frozenset[Line]]) -> dict[str, Any]:
     }
 
 
+def credsweeper_lines(report: Path, names: set[str]) -> set[Line]:
+    """The (file, line) pairs of a CredSweeper JSON report, for the given sample files."""
+    found = set()
+    for item in json.loads(report.read_text()):
+        for ld in item["line_data_list"]:
+            name = ld["path"].split("samples/", 1)[-1]
+            if name in names and ld["line_num"] > 0:
+                found.add((name, ld["line_num"]))
+    return found
+
+
 def main() -> None:
     import argparse
 
@@ -250,6 +270,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--split", choices=("train", "test"), default="test")
     parser.add_argument("--show", action="store_true", help="List misses and false positives.")
+    parser.add_argument(
+        "--credsweeper-json",
+        type=Path,
+        action="append",
+        default=[],
+        help="A CredSweeper --save-json report of the samples (run in its own venv, see the module docstring); "
+        "scored the same way, and counted against our false-positive lines. Repeat for several reports.",
+    )
     args = parser.parse_args()
     data = Path(__file__).resolve().parents[2] / "shared" / "data" / "secrets"
     root = data / "samples"
@@ -263,9 +291,14 @@ def main() -> None:
         "ours": prf(ours, expected),
         "detect_secrets": prf(run_detect_secrets(files, root), expected),
     }
+    lines = set().union(*expected) if expected else set()
+    for report in args.credsweeper_json:
+        theirs = credsweeper_lines(report, {str(f.relative_to(root)) for f in files})
+        result[f"credsweeper:{report.name}"] = prf(theirs, expected) | {
+            "our_fp_lines_it_reports": len((ours - lines) & theirs)
+        }
     print(json.dumps(result, indent=1))
     if args.show:
-        lines = set().union(*expected) if expected else set()
         for finding in expected:
             if not finding & ours:
                 print("MISS", min(finding))
