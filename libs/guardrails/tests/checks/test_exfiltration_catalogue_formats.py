@@ -72,6 +72,9 @@ def _rules(text: str) -> set[str]:
         ),
         ("MIICXQIBAAKBgQDTGQ4npr/BbJHzlj08thoBDK6R6TydKyXq32QcMd9L/Bycuc8k", "base64_der_private_key"),
         ("redis://:Xk9mQ2vLp7wZ@cache.internal:6379/0", "url_credentials"),
+        ("CCIPAT_MvFvbYVVVxNhBiv619GtHd_ab53223aff2a6acd7df660a275c8a5b72b471011", "circleci_token"),
+        ("COMPOSIO_API_KEY=ak_ppda4WEZA4P9k42oYRQD", "composio_key"),
+        ("SK4df23ae2a108ce72ff48e1984ac352e3", "twilio_key"),
     ],
 )
 def test_catalogue_formats_are_found(text: str, rule: str) -> None:
@@ -97,6 +100,13 @@ def test_grafana_key_is_base64_json_with_key_name_and_org() -> None:
         "MIIDdzCCAl+gAwIBAgIEbV5Xq2AwDQYJKoZIhvcNAQELBQAwbDEQMA4GA1UEBhMH",
         "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA1c7+9z5Pad7OejecsQ0b",
         "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQwwDgQI3Pq8AJ6BmmMCAggA",
+        # shapes the providers never issue: mixed-case hex, upper case in Mailgun's key, names behind ak_,
+        # a hand-made webhook path, an upper-case Google client id
+        "SK4df23ae2a108ce72ff48e1984AC352e3",
+        "key-01tFV84CdKU95USNy977sDU0FoTkqXyQ",
+        "uak_mock_toolkits_info",
+        "https://hooks.slack.com/services/T_GIREOGI/B_FLYING_/Slack1webhook2teststring",
+        "656536-sZJdGtlqeD1se0G1F1RpoMsdf3pK19d0.apps.googleusercontent.com",
         # a URL's password written as its field name or a documentation stand-in
         "mysql+pymysql://user:pass@some_mariadb/dbname",
         "smb://myuser:mypassword@myserver.com/share",

@@ -23,6 +23,8 @@ def _values(text: str) -> list[str]:
         ('public string Password { get; set; } = "cackle!9";', "cackle!9"),
         ('password <- "cackle!9"', "cackle!9"),
         ("AUTH_TOKEN ?= Zq8mKd3RtWp5Lx2NvB7cQ4hJ", "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
+        ("PGPASSWORD=Xk9mQ2vLp7wZ psql -h db", "Xk9mQ2vLp7wZ"),  # a service joined to PASS in capitals
+        ("MYSQLPASS: Ce7shE0ENPiBlEJO+EdEose0cBAA", "Ce7shE0ENPiBlEJO+EdEose0cBAA"),
         ('var password = new String("cackle!9");', "cackle!9"),
         ('password = f"cackle!9"', "cackle!9"),
         ('pswd = "cackle!9"', "cackle!9"),
@@ -98,6 +100,8 @@ def test_credential_forms_are_found(text: str, value: str) -> None:
         '"S3Key": "my-app/22a0-stage-150819_185942.war"',  # a path
         "<password>\n    Enter the password for authorization here\n</password>",  # a description in XML
         "<token>\n    <value>Zq8mKd3RtWp5Lx2NvB7cQ4hJ</value>\n</token>",  # nested: value's own tag decides
+        "BYPASS: Xk9mQ2vLp7wZ",  # a word that ends in PASS
+        "COMPASS=Xk9mQ2vLp7wZ",
         '"password": "string?",',  # a type in a protocol listing
         "key_or_pass = r'(?:key|pwd|password|pass|token)'",  # a regular expression
         "api keys look like 'sk-[project-name]-[20 alnum]'",  # a format description

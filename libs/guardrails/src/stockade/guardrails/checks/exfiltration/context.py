@@ -19,10 +19,12 @@ _KEY_WORDS = (
 )
 # a quote, also escaped (\") or as an HTML entity (&quot;)
 _Q = r"(?:\\{0,3}[\"'`]|&(?:quot|apos|#3[49]);)"
-# a variable whose name holds a credential word at a word or camelCase boundary
+# a variable whose name holds a credential word at a word or camelCase boundary,
+# or, in an all-capitals name, a service before PASS/PWD/TOKEN/SECRET (PGPASSWORD, MYSQLPASS, APITOKEN; not BYPASS)
+_CAPS_JOINED = r"(?<=[A-Z]{2})(?<!BY)(?<!COM)(?<!SUR)(?<!TRES)(?<!OVER)(?<!UNDER)(?=PASS|PWD|TOKEN|SECRET)"
 _KEY = (
-    rf"(?P<key>(?<![\w.\-])[\w.\-]{{0,60}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[a-z]))(?:{_KEY_WORDS})s?"
-    r"(?-i:(?![a-z]))[\w.\-]{0,30}?)"
+    rf"(?P<key>(?<![\w.\-])[\w.\-]{{0,60}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[a-z])|{_CAPS_JOINED})"
+    rf"(?:{_KEY_WORDS})s?(?-i:(?![a-z]))[\w.\-]{{0,30}}?)"
 )
 _KEYED = rf"[\w.\-]*?(?:{_KEY_WORDS})[\w.\-]*"
 # a value opening: a constructor or string prefix, quotes, an auth scheme (Authorization: "token X")

@@ -18,7 +18,10 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "github_fine_grained_token": r"\b(github_pat_[0-9A-Za-z_]{60,})\b",
         "gitlab_token": r"\b(gl(?:pat|dt|rtr|rt|ptt|ft|imt|agent|oas|soat|cbt|ffct)-[0-9A-Za-z_\-]{20,})",
         "slack_token": r"\b((?:xox[a-z]|xapp)-[0-9A-Za-z\-]{10,})",
-        "slack_webhook": r"((?:https?://)?hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/_\-]{20,})",
+        "slack_webhook": (
+            r"((?:https?://)?hooks\.slack\.com/(?:services/T[0-9A-Z]{8,16}/B[0-9A-Z]{8,16}/[0-9A-Za-z_]{24}"
+            r"(?![0-9A-Za-z_])|workflows/[A-Za-z0-9+/_\-]{20,}))"
+        ),
         "discord_webhook": r"(https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{40,})",
         "stripe_key": r"\b((?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,})\b",
         "openai_key": r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}(?:T3BlbkFJ|9wZW5BS|PcGVuQU)[A-Za-z0-9_\-]{16,})",
@@ -41,13 +44,16 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "nuget_key": r"\b(oy2[a-z0-9]{43})\b",
         "clojars_token": r"\b(CLOJARS_[a-z0-9]{60})\b",
         "sendgrid_key": r"\b(SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64})",
-        "mailgun_key": r"\b(key-[0-9a-zA-Z]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})\b",
+        "mailgun_key": r"\b(key-[0-9a-z]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})\b",
         "mailchimp_key": r"(?<![A-Za-z0-9_\-])([0-9a-zA-Z_\-]{32}-us\d{1,2})\b",
         "brevo_key": r"\b(xkeysib-[a-f0-9]{64}-[A-Za-z0-9_\-]{16})(?![A-Za-z0-9_\-])",
-        "twilio_key": r"\b((?:AC|AD|AL|CA|CF|CL|CN|CR|FW|IP|KS|MM|NO|PK|PN|QU|RE|SC|SD|SK|SM|TR|UT|XE|XR)[0-9a-fA-F]{32})\b",
+        "twilio_key": (  # a SID's 32 hex digits are in one case
+            r"\b((?:AC|AD|AL|CA|CF|CL|CN|CR|FW|IP|KS|MM|NO|PK|PN|QU|RE|SC|SD|SK|SM|TR|UT|XE|XR)"
+            r"(?:[0-9a-f]{32}|[0-9A-F]{32}))\b"
+        ),
         "telegram_bot_token": r"\b(\d{8,10}:AA[0-9A-Za-z_\-]{33})",
         "discord_bot_token": r"\b([MNO][A-Za-z\d_\-]{23,27}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,40})(?![A-Za-z\d_\-])",
-        "square_token": r"\b((?:EAAA|sq0[a-z]{3}-)[0-9A-Za-z_\-]{22,60})",
+        "square_token": r"\b(EAAA[0-9A-Za-z_\-]{60}|sq0[a-z]{3}-[0-9A-Za-z_\-]{22}(?:[0-9A-Za-z_\-]{21})?)(?![0-9A-Za-z_\-])",
         "shopify_token": r"\b(shp(?:at|ca|pa|ss|tka)_[a-fA-F0-9]{32})\b",
         "facebook_token": r"\b(EAA[A-Za-z0-9]{30,})",
         "instagram_token": r"\b(IGQV[A-Za-z0-9_\-]{100,})",
@@ -95,7 +101,7 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "stripe_webhook_secret": r"\b(whsec_[A-Za-z0-9]{32,})\b",
         "posthog_personal_key": r"\b(pha_[A-Za-z0-9]{40,})\b",
         "gitlab_workspace_token": r"\b(glwt-[A-Za-z0-9_\-]{20,})",
-        "google_oauth_client_id": r"\b(\d{6,14}-[A-Za-z0-9_]{32}\.apps\.googleusercontent\.com)",
+        "google_oauth_client_id": r"\b(\d{3,80}-[a-z0-9_]{32}\.apps\.googleusercontent\.com)",
         "cloudflare_account_token": r"\b(cf(?:at|ut|k)_[A-Za-z0-9]{40,})\b",
         "newrelic_license_key": r"\b([a-z0-9]{36}NRAL|NRJS-[a-f0-9]{19})\b",
         "posthog_secret_key": r"\b(phs_[A-Za-z0-9]{40,})\b",
@@ -154,6 +160,9 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "lob_key": r"\b((?:live|test)_[a-f0-9]{35})\b",
         "contentful_token": r"\b(CFPAT-[A-Za-z0-9_\-=]{43})",
         "datadog_app_key": r"\b(ddapp_[A-Za-z0-9]{40,})\b",
+        "circleci_token": r"\b(CCIPAT_[0-9A-Za-z]{22}_[0-9a-f]{40})\b",
+        # Composio (ak_, oak_, uak_, ck_): a short prefix, so kept only when random (CredSweeper's weak rule)
+        "composio_key": r"(?<![0-9A-Za-z+/_\-])((?:[ou]?a|c)k_[0-9A-Za-z_\-]{16,80})(?![0-9A-Za-z+/_\-])",
         "harness_token": r"\b((?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[a-z0-9]{24}\.[A-Za-z0-9]{20})\b",
         "stackhawk_key": r"\b(hawk\.[A-Za-z0-9_\-]{20}\.[A-Za-z0-9_\-]{20})\b",
         # UUIDs serve as API keys (Heroku, Azure, many SaaS); a lower score: masked, not blocked alone
@@ -288,6 +297,8 @@ REQUIRED_SUBSTRINGS: dict[str, tuple[str, ...]] = {
     "lob_key": ("live", "test"),
     "contentful_token": ("CFPAT-",),
     "datadog_app_key": ("ddapp_",),
+    "circleci_token": ("CCIPAT_",),
+    "composio_key": ("k_",),
     "harness_token": ("pat", "sat"),
     "stackhawk_key": ("hawk.",),
     "json_web_key": ('"kty"',),

@@ -177,7 +177,18 @@ def url_password_ok(value: str) -> bool | None:
     return False if _URL_PASSWORD_STAND_IN.fullmatch(urllib.parse.unquote(value)) else None
 
 
+def mixed_token_ok(value: str) -> bool | None:
+    """A key behind a short prefix (Composio's ak_, ck_) mixes upper case, lower case and digits; a name such as
+    uak_mock_toolkits_info does not."""
+    body = value.split("_", 1)[-1]
+    mixed = (
+        any(c.isupper() for c in body) and any(c.islower() for c in body) and any(c.isdigit() for c in body)
+    )
+    return None if mixed else False
+
+
 VALIDATORS["url_credentials"] = url_password_ok
+VALIDATORS["composio_key"] = mixed_token_ok
 VALIDATORS["salesforce_org_id"] = salesforce_org_id_ok
 VALIDATORS["base36_app_secret"] = base36_secret_ok
 VALIDATORS["aws_access_key_id"] = aws_key_id_ok
