@@ -73,6 +73,17 @@ def _rules(text: str) -> set[str]:
         ("MIICXQIBAAKBgQDTGQ4npr/BbJHzlj08thoBDK6R6TydKyXq32QcMd9L/Bycuc8k", "base64_der_private_key"),
         ("redis://:Xk9mQ2vLp7wZ@cache.internal:6379/0", "url_credentials"),
         ("CCIPAT_MvFvbYVVVxNhBiv619GtHd_ab53223aff2a6acd7df660a275c8a5b72b471011", "circleci_token"),
+        # a private key whose body follows escaped newlines and string joins, or log prefixes
+        (
+            '"-----BEGIN PRIVATE KEY-----\\\\n"\n + "MIIBVAIBADANBgkqhkiG9w0BAQEFAASCAT4wggE6AgEA"',
+            "private_key",
+        ),
+        (
+            "-----BEGIN PRIVATE KEY-----\n2026-04-26 12:36:01 MIIMvgIBADALBglghkgBZQMEBAMEggyqMIIMpgRA",
+            "private_key",
+        ),
+        # a UUID under a credential-like name, or after key= in a URL, stays a finding
+        ('"UserKeyword": "A1328E04-88B6-4E2A-A5C0-A4D9B21754C4"', "uuid"),
         ("COMPOSIO_API_KEY=ak_ppda4WEZA4P9k42oYRQD", "composio_key"),
         ("SK4df23ae2a108ce72ff48e1984ac352e3", "twilio_key"),
     ],
@@ -107,6 +118,13 @@ def test_grafana_key_is_base64_json_with_key_name_and_org() -> None:
         "uak_mock_toolkits_info",
         "https://hooks.slack.com/services/T_GIREOGI/B_FLYING_/Slack1webhook2teststring",
         "656536-sZJdGtlqeD1se0G1F1RpoMsdf3pK19d0.apps.googleusercontent.com",
+        # a private-key header with no key after it (a constant in code that parses keys)
+        '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n_SK_END = b"-----END OPENSSH PRIVATE KEY-----"',
+        # UUIDs that name a resource: under an id name, in a URL's path
+        '"RequestId": "a1b2c3d4-0e5f-4a6b-9c8d-7e6f5a4b3c2d",',
+        "subscription_id = a1b2c3d4-0e5f-4a6b-9c8d-7e6f5a4b3c2d",
+        "<Id>a1b2c3d4-0e5f-4a6b-9c8d-7e6f5a4b3c2d</Id>",
+        "https://user-images.example.com/1/222815509-374f3400-f83d-4f7d-8fa6-4a092b3250bb.png",
         # a URL's password written as its field name or a documentation stand-in
         "mysql+pymysql://user:pass@some_mariadb/dbname",
         "smb://myuser:mypassword@myserver.com/share",

@@ -97,7 +97,11 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "gitlab_runner_token": r"\b(GR1348941[A-Za-z0-9_\-]{20})\b",
         "azure_storage_key": r"(AccountKey=[" + _B64 + r"]{86}==)",
         "azure_secret_value": r"\b([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})",
-        "private_key": r"(-----BEGIN (?!ENCRYPTED)(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)",
+        # the header with a body after it (within 80 characters: escaped newlines, quotes, string joins, log
+        # prefixes between): a header alone is a constant in code that reads keys, not a key
+        "private_key": (
+            r"(-----BEGIN (?!ENCRYPTED)(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)(?=[\s\S]{0,80}?[A-Za-z0-9+/]{32})"
+        ),
         "stripe_webhook_secret": r"\b(whsec_[A-Za-z0-9]{32,})\b",
         "posthog_personal_key": r"\b(pha_[A-Za-z0-9]{40,})\b",
         "gitlab_workspace_token": r"\b(glwt-[A-Za-z0-9_\-]{20,})",

@@ -115,6 +115,8 @@ class SecretScanner:
                 verdict = validate(value) if validate else None
                 if verdict is False:
                     continue
+                if rule == "uuid" and _uuid_names_a_resource(text, m.start(g)):
+                    continue
                 if verdict or rule in _NO_FAKE_FILTER or not (looks_fake(value) or _wordy_body(rule, value)):
                     hits.append(SecretHit(m.start(g), m.end(g), rule, _RULE_SCORE.get(rule, 0.95)))
         return hits
@@ -139,6 +141,23 @@ class SecretScanner:
                         hits.append(SecretHit(offset + pos, offset + pos + len(value), rule, 0.9))
             offset += len(line)
         return hits
+
+
+# a UUID given as an id ("RequestId": "...", subscription_id = ..., <Id>) or in a URL's path (an image, a page):
+# it names a resource; a UUID after key=, token=, secret= in a URL, or under any other name, may be a key
+_ID_NAME = re.compile(
+    r"""(?:(?<=[a-z0-9])I[dD]|(?i:(?<![a-z])(?:id|uuid|guid)))(?:["'\]]*\s*(?:[:=]|=>)\s*["']?|>)$"""
+)
+_URL_KEY_PARAM = re.compile(r"(?i)(?:key|token|secret|pass\w*|auth\w*|sig\w*|code|session)=[\w-]*$")
+
+
+def _uuid_names_a_resource(text: str, start: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[max(line_start, start - 80) : start]
+    if _ID_NAME.search(before):
+        return True
+    token = re.split(r"[\s\"'<>()`]", before)[-1]
+    return "://" in token and not _URL_KEY_PARAM.search(token)
 
 
 def _wordy_body(rule: str, value: str) -> bool:
