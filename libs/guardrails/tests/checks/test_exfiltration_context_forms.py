@@ -28,6 +28,7 @@ def _values(text: str) -> list[str]:
         ('var password = new String("cackle!9");', "cackle!9"),
         ('password = f"cackle!9"', "cackle!9"),
         ('pswd = "cackle!9"', "cackle!9"),
+        ('db_password = "hunter-2024"', "hunter-2024"),  # a word and digits: still a password
         ('config["api_key"] = "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"', "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
         ('headers = {"Authorization": "token Zq8mKd3RtWp5Lx2NvB7cQ4hJ"}', "Zq8mKd3RtWp5Lx2NvB7cQ4hJ"),
         ('{\\"password\\": \\"cackle!9\\"}', "cackle!9"),  # JSON inside a string
@@ -101,6 +102,8 @@ def test_credential_forms_are_found(text: str, value: str) -> None:
         "<password>\n    Enter the password for authorization here\n</password>",  # a description in XML
         "<token>\n    <value>Zq8mKd3RtWp5Lx2NvB7cQ4hJ</value>\n</token>",  # nested: value's own tag decides
         "BYPASS: Xk9mQ2vLp7wZ",  # a word that ends in PASS
+        "include_keys: DispatchKeySet,",  # a parameter's type, a name of short words
+        '_SIGNING = ("authorization", "x-amz-content-sha256", "x-amz-date")',  # header names
         "COMPASS=Xk9mQ2vLp7wZ",
         '"password": "string?",',  # a type in a protocol listing
         "key_or_pass = r'(?:key|pwd|password|pass|token)'",  # a regular expression

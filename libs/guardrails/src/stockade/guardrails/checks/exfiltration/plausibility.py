@@ -110,7 +110,8 @@ def looks_like_credential(
         return False
     if not quoted and _CODE.match(value):
         return False
-    if re.fullmatch(r"[a-z]+(?:[_\-.][a-z]+)*", value) and len(value) < 24:  # an identifier, not a value
+    # an identifier or a header name, not a value (x-amz-content-sha256; hunter-2024 stays a value)
+    if re.fullmatch(r"[a-z]+(?:[_\-.][a-z][a-z0-9]*)*", value) and len(value) < 24:
         return False
     if _SNAKE.fullmatch(value):  # snake_case or dotted.names: a variable, a constant, an event name
         return False
@@ -154,5 +155,5 @@ def camel_case_name(value: str) -> bool:
     parts = _NAME_PART.findall(value)
     if "".join(parts) != value or not any(c.isupper() for c in value):
         return False
-    words = [p for p in parts if _WORD_PART.fullmatch(p) and sum(c.islower() for c in p) >= 3]
+    words = [p for p in parts if _WORD_PART.fullmatch(p) and sum(c.islower() for c in p) >= 2]
     return len(words) >= 2 and sum(map(len, words)) >= 0.6 * sum(c.isalpha() for c in value)
