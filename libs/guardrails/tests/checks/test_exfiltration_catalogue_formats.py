@@ -145,7 +145,8 @@ def test_encrypted_pem_body_is_not_a_key() -> None:
 
 
 def test_prefilter_literals_belong_to_their_formats() -> None:
-    from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS, REQUIRED_SUBSTRINGS
+    from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
+    from stockade.guardrails.checks.exfiltration.literals import REQUIRED_SUBSTRINGS
 
     for rule, literals in REQUIRED_SUBSTRINGS.items():
         source = KEY_FORMATS[rule].pattern.replace("\\", "").lower()  # (?i:basic) holds both asic and ASIC

@@ -10,7 +10,8 @@ from functools import lru_cache
 from typing import Any
 
 from stockade.guardrails.checks.exfiltration.context import ContextCandidate, context_candidates
-from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS, REQUIRED_SUBSTRINGS
+from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
+from stockade.guardrails.checks.exfiltration.literals import REQUIRED_SUBSTRINGS
 from stockade.guardrails.checks.exfiltration.plausibility import looks_fake, shannon_entropy
 from stockade.guardrails.checks.exfiltration.rules import CONTEXT_RULE, PAIRED_RULES
 from stockade.guardrails.checks.exfiltration.validators import VALIDATORS, url_password_ok
