@@ -71,7 +71,8 @@ async def test_bands_are_saved_and_loaded(tmp_path: Path) -> None:
     assert math.isinf(loaded.bands["injection"].high)
 
 
-async def test_clear_texts_never_reach_the_full_encoder(tmp_path: Path) -> None:
+async def two_stage_check(tmp_path: Path) -> tuple[ClassificationCheck, CountingEncoder]:
+    """A check on a fitted file with the fake static stage, its full encoder counting what reaches it."""
     path = await fitted_file(tmp_path, static=FakeEncoder(), base_routes={})
     full = CountingEncoder()
     check = ClassificationCheck(
@@ -81,6 +82,11 @@ async def test_clear_texts_never_reach_the_full_encoder(tmp_path: Path) -> None:
         prefilter_fingerprint="fake-static",
     )
     await check.scorer()
+    return check, full
+
+
+async def test_clear_texts_never_reach_the_full_encoder(tmp_path: Path) -> None:
+    check, full = await two_stage_check(tmp_path)
     loaded = len(full.texts)
     benign = await check.run("what is a good recipe for soup tonight", CTX)
     assert benign.action is Action.ALLOW and benign.findings == []
@@ -91,15 +97,7 @@ async def test_clear_texts_never_reach_the_full_encoder(tmp_path: Path) -> None:
 
 
 async def test_uncertain_texts_go_to_the_full_encoder(tmp_path: Path) -> None:
-    path = await fitted_file(tmp_path, static=FakeEncoder(), base_routes={})
-    full = CountingEncoder()
-    check = ClassificationCheck(
-        ClassificationConfig(fitted_path=str(path)),
-        encoder=full,
-        prefilter_encoder=FakeEncoder(),
-        prefilter_fingerprint="fake-static",
-    )
-    await check.scorer()
+    check, full = await two_stage_check(tmp_path)
     assert check.prefilter is not None
     # Put the jailbreak band around everything: the static stage can decide nothing.
     check.prefilter.bands.bands["jailbreak"] = Band(-10.0, 10.0)
