@@ -37,6 +37,7 @@ from stockade.guardrails.checks.config import ClassificationConfig, PiiConfig, S
 from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
 from stockade.guardrails.checks.pii.check import PiiCheck, drop_contained
 from stockade.guardrails.checks.pii.engine import default_ner_configuration, shared_analyzer
+from stockade.guardrails.checks.pii.nlp import compiled_with_profiling
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not DATA.exists():
@@ -275,6 +276,7 @@ async def eval_latency(n: int) -> dict[str, Any]:
         "ratio_to_encoder_only": out["check_input (pii + classification)"]["p50_ms"]
         / out["check_input, encoder only (prefilter off)"]["p50_ms"],
         "escalated_share": sum(escalated) / len(escalated),
+        "spacy_profiling": compiled_with_profiling(),
     }
     return out
 
@@ -353,6 +355,9 @@ def render_latency(lat: dict[str, Any]) -> list[str]:
             f"check_input p50 / check_input with the prefilter off = {summary['ratio_to_encoder_only']:.2f}; "
             f"the static stage sent {summary['escalated_share']:.0%} of these texts on to the full encoder.",
         ]
+        if "spacy_profiling" in summary:
+            build = "with" if summary["spacy_profiling"] else "without"
+            lines[-1] += f" spaCy compiled {build} Cython profiling (see 'PII/PHI')."
     return lines
 
 

@@ -155,3 +155,37 @@ def test_config_rejects_unknown_modes() -> None:
         PiiConfig(lemmas="stem")  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
         PiiConfig(ner_matmul="mkl")  # type: ignore[arg-type]
+
+
+def test_profiling_detection_reads_the_compiled_module(tmp_path: Any) -> None:
+    from stockade.guardrails.checks.pii.nlp import compiled_with_profiling
+
+    traced, plain = tmp_path / "traced.so", tmp_path / "plain.so"
+    traced.write_bytes(b"\x7fELF\x00..__Pyx_TraceSetupAndCall\x00c_profilefunc\x00")
+    plain.write_bytes(b"\x7fELF\x00..c_profilefunc\x00")
+    assert compiled_with_profiling(traced) is True
+    assert compiled_with_profiling(plain) is False
+    assert compiled_with_profiling(tmp_path / "missing.so") is False
+
+
+def test_installed_spacy_detection_matches_how_it_was_installed() -> None:
+    """dev.py installs spaCy rebuilt without profiling from its wheel cache on Python < 3.12; PyPI's wheels for
+    those Pythons are built with it, and 3.12+ wheels without it."""
+    import importlib.metadata
+    import sys
+
+    from stockade.guardrails.checks.pii.nlp import compiled_with_profiling
+
+    direct_url = importlib.metadata.distribution("spacy").read_text("direct_url.json") or ""
+    rebuilt = "/stockade/wheels/" in direct_url
+    assert compiled_with_profiling() is (sys.version_info < (3, 12) and not rebuilt)
+
+
+def test_a_profiled_spacy_build_is_named_in_a_warning(monkeypatch: Any, caplog: Any) -> None:
+    from stockade.guardrails.checks.pii import engine
+
+    monkeypatch.setattr(engine, "compiled_with_profiling", lambda: True)
+    with caplog.at_level("WARNING", logger=engine.__name__):
+        engine.shared_analyzer.__wrapped__(MODEL, "en", False)
+    [record] = [r for r in caplog.records if r.name == engine.__name__]
+    assert "Cython profiling" in record.getMessage() and "dev.py install --ml" in record.getMessage()

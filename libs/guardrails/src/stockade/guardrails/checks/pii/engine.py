@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import threading
@@ -12,13 +13,19 @@ from typing import Any
 import yaml
 
 from stockade.guardrails.checks.pii.location_recognizers import location_recognizers
-from stockade.guardrails.checks.pii.nlp import context_enhancer, ner_only_engine, use_numpy_matmul
+from stockade.guardrails.checks.pii.nlp import (
+    compiled_with_profiling,
+    context_enhancer,
+    ner_only_engine,
+    use_numpy_matmul,
+)
 from stockade.guardrails.checks.pii.person_recognizers import person_recognizers
 from stockade.guardrails.checks.pii.phi_recognizers import phi_recognizers
 from stockade.guardrails.checks.pii.phone import phone_recognizer
 from stockade.guardrails.extras import require
 
 FEATURE = "PII/PHI detection"
+log = logging.getLogger(__name__)
 
 
 def ensure_importable(spacy_model: str) -> None:
@@ -97,6 +104,12 @@ def shared_analyzer(
             use_numpy_matmul(nlp)
     elif ner_matmul != "blis":
         raise ValueError(f"ner_matmul must be 'numpy' or 'blis', not {ner_matmul!r}")
+    if compiled_with_profiling():
+        log.warning(
+            "spaCy was compiled with Cython profiling (its setup.py does so on Python < 3.12): the PII check's NER "
+            "runs about 2.5x slower. Rebuild it without profiling (python3 dev.py install --ml does) or use "
+            "Python 3.12+; see the guardrails README, 'PII/PHI'."
+        )
     registry = presidio.RecognizerRegistry(supported_languages=[language])
     registry.load_predefined_recognizers(languages=[language], nlp_engine=nlp_engine)
     if any(r.name == "PhoneRecognizer" for r in registry.recognizers):  # same results, fewer parses
