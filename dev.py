@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import tomllib
 import urllib.request
 import venv
 from pathlib import Path
@@ -110,6 +109,8 @@ def _installed_spacy_is_rebuilt() -> bool:
 
 
 def _locked_spacy() -> dict[str, str]:
+    import tomllib  # 3.11+: imported here so that older Pythons reach ensure_venv()'s message
+
     lock = tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
     [pkg] = [p for p in lock["package"] if p["name"] == "spacy"]
     return {"version": pkg["version"], **pkg["sdist"]}
@@ -129,8 +130,11 @@ def ensure_fast_spacy() -> None:
         )
         try:
             _build_spacy(locked)
-        except (OSError, subprocess.CalledProcessError, ValueError) as exc:
-            print(f"    spaCy build failed ({exc}); keeping the PyPI wheel (PII checks run about 2x slower).")
+        except (OSError, subprocess.CalledProcessError, ValueError, tarfile.TarError) as exc:
+            print(
+                f"    spaCy build failed ({exc}); keeping the PyPI wheel (the PII check runs about 2x slower). "
+                "The next run tries again; STOCKADE_STOCK_SPACY=1 stops it trying."
+            )
             return
         wheels = sorted(SPACY_CACHE.glob(f"spacy-{locked['version']}-{tag}-*.whl"))
     step(f"installing the rebuilt spaCy {locked['version']}")
