@@ -87,6 +87,7 @@ def ensure_ml() -> None:
 # and release the GIL in every small C++ call of the NER's transition loop (about 14 of its 19 ms on 1 kB here,
 # and far more when another thread holds the GIL). dev.py rebuilds the locked version from its sdist with
 # profiling off, once per machine; the build is cached. STOCKADE_STOCK_SPACY=1 keeps the PyPI wheel.
+SPACY_PROFILE_LINE = '"profile": sys.version_info < (3, 12),'  # in spaCy's setup.py COMPILER_DIRECTIVES
 SPACY_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "stockade" / "wheels"
 
 
@@ -121,8 +122,8 @@ def ensure_fast_spacy() -> None:
     if not _spacy_rebuild_wanted() or _installed_spacy_is_rebuilt():
         return
     locked = _locked_spacy()
-    tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
-    wheels = sorted(SPACY_CACHE.glob(f"spacy-{locked['version']}-{tag}-*.whl"))
+    pattern = f"spacy-{locked['version']}-cp{sys.version_info[0]}{sys.version_info[1]}-*.whl"
+    wheels = sorted(SPACY_CACHE.glob(pattern))
     if not wheels:
         step(
             f"building spaCy {locked['version']} from source without Cython profiling (once per machine, about "
@@ -136,7 +137,7 @@ def ensure_fast_spacy() -> None:
                 "The next run tries again; STOCKADE_STOCK_SPACY=1 stops it trying."
             )
             return
-        wheels = sorted(SPACY_CACHE.glob(f"spacy-{locked['version']}-{tag}-*.whl"))
+        wheels = sorted(SPACY_CACHE.glob(pattern))
     step(f"installing the rebuilt spaCy {locked['version']}")
     run([PY, "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", wheels[-1]])
 
@@ -158,9 +159,9 @@ def _build_spacy(locked: dict[str, str]) -> None:
         [source] = [p for p in Path(tmp).iterdir() if p.is_dir()]
         setup = source / "setup.py"
         text = setup.read_text(encoding="utf-8")
-        if '"profile": sys.version_info < (3, 12),' not in text:
+        if SPACY_PROFILE_LINE not in text:
             raise ValueError("setup.py no longer sets the profile directive this step expects")
-        setup.write_text(text.replace('"profile": sys.version_info < (3, 12),', '"profile": False,'))
+        setup.write_text(text.replace(SPACY_PROFILE_LINE, '"profile": False,'))
         SPACY_CACHE.mkdir(parents=True, exist_ok=True)
         run([PY, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", SPACY_CACHE, source])  # prints progress
 
