@@ -140,15 +140,16 @@ def split_files(samples: Path, split: str) -> list[Path]:
     ]
 
 
-def expected_findings(expected: Path, names: set[str]) -> list[frozenset[Line]]:
-    """One entry per expected finding: the set of lines it spans (a PEM key spans its body lines)."""
+def expected_findings(expected: Path, names: set[str], root: Path | None = None) -> list[frozenset[Line]]:
+    """One entry per expected finding: the set of lines it spans (a PEM key spans its body lines). Paths are
+    taken relative to ``root`` when given (a CredSweeper run on another folder), else after ``samples/``."""
     out = []
+    prefix = f"{root.resolve()}/" if root else None
     for item in json.loads(expected.read_text()):
         lines = set()
         for ld in item["line_data_list"]:
-            name = ld["path"].split("samples/", 1)[
-                -1
-            ]  # tests/samples/x upstream, .../samples/x in a local run
+            # tests/samples/x upstream, .../samples/x in a local run
+            name = ld["path"].removeprefix(prefix) if prefix else ld["path"].split("samples/", 1)[-1]
             if name in names and ld["line_num"] > 0:
                 lines.add((name, ld["line_num"]))
         if lines:
@@ -253,9 +254,20 @@ def prf(found: set[Line], expected: list[frozenset[Line]]) -> dict[str, Any]:
     }
 
 
-def credsweeper_lines(report: Path, names: set[str]) -> set[Line]:
-    """The (file, line) pairs of a CredSweeper JSON report, for the given sample files."""
-    return set().union(*expected_findings(report, names))
+def credsweeper_lines(report: Path, names: set[str], root: Path | None = None) -> set[Line]:
+    """The (file, line) pairs of a CredSweeper JSON report, for the given files."""
+    return set().union(*expected_findings(report, names, root))
+
+
+def corpus_files(root: Path) -> list[Path]:
+    """Every file of a development corpus, without the extensions CredSweeper's plain scan skips."""
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() not in UNLABELLED_EXTENSIONS)
+
+
+def _show_line(root: Path, line: Line, rules: dict[Line, set[str]]) -> str:
+    text = read_text(root / line[0]) or ""
+    body = text.splitlines()[line[1] - 1] if line[1] <= len(text.splitlines()) else ""
+    return f"{line[0]}:{line[1]} [{','.join(sorted(rules.get(line, ())))}] {body.strip()[:160]}"
 
 
 def main() -> None:
@@ -274,22 +286,44 @@ def main() -> None:
         help="A CredSweeper --save-json report of the samples (run in its own venv, see the module docstring); "
         "scored the same way, and counted against our false-positive lines. Repeat for several reports.",
     )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="Score another folder instead of the samples (a development corpus: other scanners' fixtures, "
+        "installed packages), with --labels giving the findings; --show there prints each line and our rules.",
+    )
+    parser.add_argument(
+        "--labels", type=Path, help="With --corpus: the CredSweeper (ML) --save-json report of that folder."
+    )
     args = parser.parse_args()
-    data = Path(__file__).resolve().parents[2] / "shared" / "data" / "secrets"
-    root = data / "samples"
-    files = split_files(root, args.split)
-    expected = expected_findings(data / "expected_output.json", {str(f.relative_to(root)) for f in files})
+    if args.corpus:
+        if not args.labels:
+            parser.error("--corpus needs --labels (a CredSweeper --save-json report of that folder)")
+        root, split, label_root = args.corpus.resolve(), "corpus", args.corpus.resolve()
+        files, labels = corpus_files(root), args.labels
+    else:
+        data = Path(__file__).resolve().parents[2] / "shared" / "data" / "secrets"
+        root, split, label_root = data / "samples", args.split, None
+        files, labels = split_files(root, args.split), data / "expected_output.json"
+    names = {str(f.relative_to(root)) for f in files}
+    expected = expected_findings(labels, names, label_root)
     scanner = SecretScanner()
-    ours = run_scanner(files, root, lambda text: [h.start for h in scanner.scan(text)])
-    result = {
-        "split": args.split,
-        "files": len(files),
-        "ours": prf(ours, expected),
-        "detect_secrets": prf(run_detect_secrets(files, root), expected),
-    }
+    rules: dict[Line, set[str]] = {}  # each reported line's rule names, for --show
+    for f in files:  # as run_scanner does, keeping the rules
+        text = read_text(f)
+        if text is None:
+            continue
+        name = str(f.relative_to(root))
+        for h in scanner.scan(text):
+            for n in lines_of_hits(text, [h.start], xml=f.suffix.lower() == ".xml"):
+                rules.setdefault((name, n), set()).add(h.rule)
+    ours = set(rules)
+    result = {"split": split, "files": len(files), "ours": prf(ours, expected)}
+    if not args.corpus:  # the baseline of the reported figure; hours on a large corpus
+        result["detect_secrets"] = prf(run_detect_secrets(files, root), expected)
     lines = set().union(*expected) if expected else set()
     for report in args.credsweeper_json:
-        theirs = credsweeper_lines(report, {str(f.relative_to(root)) for f in files})
+        theirs = credsweeper_lines(report, names, label_root)
         result[f"credsweeper:{report.name}"] = prf(theirs, expected) | {
             "our_fp_lines_it_reports": len((ours - lines) & theirs)
         }
@@ -297,9 +331,9 @@ def main() -> None:
     if args.show:
         for finding in expected:
             if not finding & ours:
-                print("MISS", min(finding))
+                print("MISS", _show_line(root, min(finding), rules) if args.corpus else min(finding))
         for line in sorted(ours - lines):
-            print("FP  ", line)
+            print("FP  ", _show_line(root, line, rules) if args.corpus else line)
 
 
 __all__ = ["expected_findings", "prf", "run_detect_secrets", "run_scanner", "split_files"]

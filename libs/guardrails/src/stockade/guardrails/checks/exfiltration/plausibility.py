@@ -31,7 +31,7 @@ _PAGING_KEY = re.compile(
 _FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
 # an unquoted call or attribute chain is code, not a value: getPassword(), bcrypt.hash(pw, settings.DB_PASSWORD
 _CODE = re.compile(
-    r"\.?[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|[(\[]|![a-z]|.*:$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
+    r"[-!]?\.?[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|[(\[]|![a-z]|.*:$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
 )
 # the end of a value: the next URL query parameter or an HTML entity
 # lower-case words joined by ':' or '/' (a cache key, a secret's name), or a URL without credentials
@@ -47,24 +47,44 @@ _DESCRIBING = (
     "type|id|count|size|mode|method|ttl|timeout|hash|sha(?:1|256|384|512)?|md5|checksum|digest|fingerprint|"
     "prefix|suffix|scheme|algorithm"
 )
-_NOT_A_SECRET_KEY = re.compile(rf"[_\-.](?i:{_DESCRIBING})$|(?<=[a-z])(?:{_DESCRIBING.title()})$")
+_NOT_A_SECRET_KEY = re.compile(
+    rf"[_\-.](?i:{_DESCRIBING})$|(?<=[a-z])(?:{_DESCRIBING.title()})$|(?:(?<=PASS)|(?<=PWD)|(?<=TOKEN)|(?<=SECRET))(?:FILE|PATH|DIR|URL)$"
+)  # PGPASSFILE: the file that holds the password
 _MIXED = re.compile(r"^(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")
 # the parts of a name: capitalised words, acronyms, numbers, separators
 _NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[_.]")
 _WORD_PART = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
 _SNAKE = re.compile(
-    r"[a-z]{2,}\d*(?:[_.][a-z0-9]+)*(?:[_.][a-z]{2,}\d*)+|_?[A-Z]{2,}\d*(?:_[A-Z0-9]+)*_[A-Z]{2,}\d*"
+    r"[a-z]{2,}\d*(?:(?:[_.]|\._)[a-z0-9]+)*(?:(?:[_.]|\._)[a-z]{2,}\d*)+_?|_?[A-Z]{2,}\d*(?:_[A-Z0-9]+)*_[A-Z]{2,}\d*"
 )
 # a template or interpolation: f"share-{id}", "#{token}", "%(pw)s", "{{ key }}"
-_INTERPOLATION = re.compile(r"\{[\w.()\[\]'\"]*\}|[$#]\{|\{\{|%\(\w+\)")
+_INTERPOLATION = re.compile(r"\{[\w.()\[\]'\"]*\}|[$#]\{|\{\{|%\(\w+\)|(?<!%)%[sdi](?![0-9A-Fa-f])")
 # a user name given as its own password (admin/admin, guest:guest): a default, not a secret
 _SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
 # a value opening like code or markup, not a secret: =x, {x, )x, <x, #x, :x, \\x, //x, /*x, _name, %s-style formats
-_ODD_START = re.compile(r"[={)<>#:\\_]|//|/\*|%[deflspuvxz]", re.I)
+_ODD_START = re.compile(r"[={)<>#:\\_.,&]|//|/\*|%[deflspuvxz]", re.I)
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
 _PASSWORD_KEY = re.compile(
     r"(?i)pass|pwd|pw|p(?:s|ss|as)w|psw|secure|identified|^-[upa]$|^--(?:proxy-)?user$"
 )
+
+
+# a password made of the words written where a password goes, and digits: password1, secret123, supersecret123,
+# pwd123, mypass123, admin2024, changeit1 (CredSweeper's model rejects them; tiger123 or Summer2019 it keeps)
+_STAND_IN_PASSWORD = re.compile(
+    r"(?i)(?:my|your|the|super|default|test|db)?(?:pass(?:w(?:or)?d)?|pwd|secret|admin|root|changeme|changeit|"
+    r"hardcoded|default)+[\d!@#$%^&*._\-]*"
+)
+# a value cut short: eyJ2IjoiMSIs..., sk-abc…
+_ELIDED = re.compile(r".*(?:\.\.\.|…)$")
+
+
+def stand_in_value(value: str) -> bool:
+    """A value written in place of a real one: a template (``{secret_key}``), a variable name (``my_secret``) or
+    the words that stand for a password (``password123``)."""
+    return bool(
+        _INTERPOLATION.search(value) or _SNAKE.fullmatch(value) or _STAND_IN_PASSWORD.fullmatch(value)
+    )
 
 
 def shannon_entropy(value: str) -> float:
@@ -97,9 +117,12 @@ def looks_fake(value: str) -> bool:
 def looks_like_credential(
     value: str, *, key: str, entropy_threshold: float, min_length: int, quoted: bool = True
 ) -> bool:
+    if _ELIDED.match(value):  # cut short in an example: not the whole value
+        return False
     value = value.rstrip(".,") if len(value) > 5 else value  # a sentence's full stop is not part of it
     if (
         _PLACEHOLDER.search(value)
+        or _STAND_IN_PASSWORD.fullmatch(value)
         or value.lower() == key.lower()
         or looks_fake(value)
         or _SAME_PAIR.match(value)
@@ -141,7 +164,7 @@ def looks_like_credential(
 
 def _like_key(value: str, key: str) -> bool:
     """The value repeats its key (secret_key = "secret", flatten_with_keys_fn = _flatten_with_keys): a name.
-    CredSweeper's similarity check, kept to values without digits: Password123! is a (weak) password."""
+    CredSweeper's similarity check, kept to values without digits: Summer2019! is a (weak) password."""
     value, key = value.lower(), key.lower()
     if len(value) <= len(key) and value in key:
         return True

@@ -12,9 +12,9 @@ from typing import Any
 from stockade.guardrails.checks.exfiltration.context import ContextCandidate, context_candidates
 from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
 from stockade.guardrails.checks.exfiltration.literals import REQUIRED_SUBSTRINGS
-from stockade.guardrails.checks.exfiltration.plausibility import looks_fake, shannon_entropy
+from stockade.guardrails.checks.exfiltration.plausibility import looks_fake, shannon_entropy, stand_in_value
 from stockade.guardrails.checks.exfiltration.rules import CONTEXT_RULE, PAIRED_RULES
-from stockade.guardrails.checks.exfiltration.validators import VALIDATORS, url_password_ok
+from stockade.guardrails.checks.exfiltration.validators import VALIDATORS, pem_body_disproves, url_password_ok
 from stockade.guardrails.checks.exfiltration.words import wordy
 
 _NO_FAKE_FILTER = {"private_key", "x_bearer_token", "dropbox_long_term_token", "json_web_key"}
@@ -118,6 +118,10 @@ class SecretScanner:
                     continue
                 if rule == "uuid" and _uuid_names_a_resource(text, m.start(g)):
                     continue
+                if rule == "url_credentials" and _url_password_stands_in(text[m.start() : m.start(g)], value):
+                    continue
+                if rule == "private_key" and pem_body_disproves(value, text[m.end(g) :]):
+                    continue
                 if verdict or rule in _NO_FAKE_FILTER or not (looks_fake(value) or _wordy_body(rule, value)):
                     hits.append(SecretHit(m.start(g), m.end(g), rule, _RULE_SCORE.get(rule, 0.95)))
         return hits
@@ -149,16 +153,27 @@ class SecretScanner:
 _ID_NAME = re.compile(
     r"""(?:(?<=[a-z0-9])I[dD]|(?i:(?<![a-z])(?:id|uuid|guid)))(?:["'\]]*\s*(?:[:=]|=>)\s*["']?|>)$"""
 )
+# a UUID ending a hyphenated name with a word in it (my-layer-<uuid>, create-db-cluster-<uuid>): a generated
+# resource name; short prefixes (sk-lf-<uuid>) may be a key's, so they stay
+_NAME_BEFORE_UUID = re.compile(r"(?<![\w\-])[\w\-]*[A-Za-z]{4}[\w\-]*-$")
 _URL_KEY_PARAM = re.compile(r"(?i)(?:key|token|secret|pass\w*|auth\w*|sig\w*|code|session)=[\w-]*$")
 
 
 def _uuid_names_a_resource(text: str, start: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     before = text[max(line_start, start - 80) : start]
-    if _ID_NAME.search(before):
+    if _ID_NAME.search(before) or _NAME_BEFORE_UUID.search(before):
         return True
     token = re.split(r"[\s\"'<>()`]", before)[-1]
     return "://" in token and not _URL_KEY_PARAM.search(token)
+
+
+def _url_password_stands_in(before: str, password: str) -> bool:
+    """``scheme://user:password@`` whose password repeats the user name (someone:someone@, admin:admin@: a
+    default), is made of words (whywouldyouusehttpforpasswords), or is a template, a variable name or a
+    password-word with digits ({secret_key}, my_secret, password123): a stand-in, as CredSweeper's model judges."""
+    user = before.rsplit("://", 1)[-1].rstrip(":").rsplit(":", 1)[-1]
+    return password.lower() == user.lower() or wordy(password) or stand_in_value(password)
 
 
 def _wordy_body(rule: str, value: str) -> bool:

