@@ -78,7 +78,7 @@ def test_uuencoded_lines_are_not_credentials() -> None:
 
 
 def test_git_binary_patch_lines_are_not_credentials() -> None:
-    body = "Token=Xk9mQ2vLp7wZq8mKd3RtWp5Lx2NvB7cQ4hJ0a1b2c3d4"  # 50 base85 characters: 40 bytes
+    body = "Token=Xk9mQ2vLp7wZq8mKd3RtWp5Lx2NvB7cQ4hJ7f3kQ9zW2"  # 50 base85 characters: 40 bytes
     assert len(base64.b85decode(body)) == 40
 
     def accepted(line: str) -> list[bool]:

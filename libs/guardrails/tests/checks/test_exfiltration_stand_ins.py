@@ -41,6 +41,14 @@ def test_password_words_with_digits_are_stand_ins(value: str) -> None:
     assert _found(f'db_password = "{value}"') == []
 
 
+def test_interleaved_runs_are_typed_by_hand_in_a_credential_context() -> None:
+    assert _found("authToken: '9f8e7d6c5b4a39281706f5e4d3c2b1a0',") == []
+    assert _found('api_secret = "a1b2c3d4e5f6g7h8i9j0"') == []
+    # a known format keeps its own judgement (CredSweeper reports SG.a1B2c3D4... as a SendGrid key)
+    key = "SG.a1B2c3D4e5F6g7H8i9J0.kL1mN2oP3qR4sT5uV6wX7yZ8aB9cD0eF1gH2iJ3kL"
+    assert key in _found(f"sendgrid: '{key}'")
+
+
 @pytest.mark.parametrize("value", ["Summer2019!", "tiger123", "dkajco1", "Xk9mQ2vLp7w"])
 def test_other_short_passwords_are_still_found(value: str) -> None:
     assert _found(f'db_password = "{value}"', "credential_in_context") == [value]
@@ -57,6 +65,7 @@ def test_other_short_passwords_are_still_found(value: str) -> None:
         '"ModalityTokensTypedDict": ".modalitytokens",',  # opens like a file or attribute name
         "PGPASSFILE = '.pgpass'",  # the file that holds the password, not the password
         "selection_loss_per_token = -dist_per_token.log_prob(labels)",  # an expression
+        '#define STATS_KEY_MAX_VALUE_EXACT "ARROW:max_value:exact"',  # names joined by ':'
     ],
 )
 def test_names_paths_and_formats_under_credential_names_are_not_values(text: str) -> None:
@@ -77,6 +86,13 @@ def test_url_passwords_that_stand_in_are_not_reported(url: str) -> None:
     assert _found(f'uri = "{url}"') == []
 
 
+def test_detect_secrets_basic_auth_plugin_drops_the_same_stand_ins() -> None:
+    scanner = SecretScanner()  # with the detect-secrets plugins
+    for url in ("mysql://root:password123@localhost/db", "s3://my_key:my_secret@my_bucket/my_key"):
+        assert scanner.scan(f'uri = "{url}"') == []
+    assert [h.rule for h in scanner.scan('uri = "mysql://root:Xk9mQ2vLp7wZ@db.internal/db"')]
+
+
 def test_a_real_url_password_is_reported() -> None:
     assert _found('uri = "postgres://app:Xk9mQ2vLp7wZ@db.internal:5432/app"', "url_credentials") == [
         "Xk9mQ2vLp7wZ"
@@ -86,6 +102,7 @@ def test_a_real_url_password_is_reported() -> None:
 def test_a_uuid_ending_a_resource_name_is_not_a_key() -> None:
     assert _found(f'"id": "create-db-cluster-{UUID}",') == []
     assert _found(f'"Location": "s3://bucket/snapshots/my-layer-{UUID}?versionId=1"', "uuid") == []
+    assert _found('api_key = "123e4567-e89b-12d3-a456-426614174000"') == []  # the RFC 4122 example
     # a short prefix may be a key's own (sk-lf-...), and a UUID given as a value stays reported
     assert _found(f"Authorization header sk-lf-{UUID} was sent", "uuid") == [UUID]
     assert _found(f"the shared key is {UUID}", "uuid") == [UUID]

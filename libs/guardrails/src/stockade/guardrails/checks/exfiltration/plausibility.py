@@ -28,16 +28,17 @@ _PATTERN_VALUE = re.compile(r"\(\?[:=!<P]|\[\d+ [a-z]+\]|\[[a-z]+(?:[-_ ][a-z]+)
 _PAGING_KEY = re.compile(
     r"(?i)(?:continuation|next|page|paging|pagination|change|sync|cursor|resume)[_\-.]?token"
 )
-_FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}")
+# ... and the UUID that RFC 4122's and OpenAPI's examples use (123e4567-e89b-12d3-a456-426614174000)
+_FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}|123e4567-e89b-12d3")
 # an unquoted call or attribute chain is code, not a value: getPassword(), bcrypt.hash(pw, settings.DB_PASSWORD
 _CODE = re.compile(
     r"[-!]?\.?[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|[(\[]|![a-z]|.*:$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
 )
 # the end of a value: the next URL query parameter or an HTML entity
-# lower-case words joined by ':' or '/' (a cache key, a secret's name), or a URL without credentials
+# words joined by ':' or '/' (a cache key, a secret's name, ARROW:max_value:exact), or a URL without credentials
 # a program entry point (detect_secrets.main:main), a product and version (custom-agent/1.0)
 _NOT_A_VALUE = re.compile(
-    r"[a-z]+(?:[:/][a-z_\-.]+)+/?$|[a-z][a-z0-9+.\-]*://|(?:tag|urn|arn|mailto):|[\w.\-]*(?:/[\w.\-]+)+\.[a-z]{2,4}$"
+    r"[A-Za-z]+(?:[:/][a-z_\-.]+)+/?$|[a-z][a-z0-9+.\-]*://|(?:tag|urn|arn|mailto):|[\w.\-]*(?:/[\w.\-]+)+\.[a-z]{2,4}$"
     r"|[a-z_]\w*(?:\.[a-z_]\w*)+:[a-z_]\w*$|[a-z][\w.\-]*/v?\d+(?:\.\d+)+$"
 )
 # a key that describes a credential rather than holding one: PASSWORD_REGEX, token_url, secret_name, key_id,
@@ -114,6 +115,12 @@ def looks_fake(value: str) -> bool:
     )
 
 
+def _interleaved_runs(value: str) -> bool:
+    """Two runs woven together (9f8e7d6c5b4a3928..., a1b2c3d4e5...): typed by hand. Checked on values in a
+    credential context only; a known format's key is judged by its format (CredSweeper keeps SG.a1B2c3D4...)."""
+    return len(value) >= 10 and (has_sequence(value[::2].lower()) or has_sequence(value[1::2].lower()))
+
+
 def looks_like_credential(
     value: str, *, key: str, entropy_threshold: float, min_length: int, quoted: bool = True
 ) -> bool:
@@ -125,6 +132,7 @@ def looks_like_credential(
         or _STAND_IN_PASSWORD.fullmatch(value)
         or value.lower() == key.lower()
         or looks_fake(value)
+        or _interleaved_runs(value)
         or _SAME_PAIR.match(value)
         or number_like(value)
         or _ODD_START.match(value)

@@ -138,7 +138,10 @@ class SecretScanner:
                         or looks_fake(value)
                         or value.isalpha()
                         or wordy(value)
-                        or (rule == _BASIC_AUTH_PLUGIN and url_password_ok(value) is False)
+                        or (
+                            rule == _BASIC_AUTH_PLUGIN
+                            and (url_password_ok(value) is False or stand_in_value(value))
+                        )
                     ):
                         continue
                     pos = line.find(value)
@@ -155,14 +158,18 @@ _ID_NAME = re.compile(
 )
 # a UUID ending a hyphenated name with a word in it (my-layer-<uuid>, create-db-cluster-<uuid>): a generated
 # resource name; short prefixes (sk-lf-<uuid>) may be a key's, so they stay
-_NAME_BEFORE_UUID = re.compile(r"(?<![\w\-])[\w\-]*[A-Za-z]{4}[\w\-]*-$")
+_NOT_NAME = re.compile(r"[^\w\-]")
+_WORD_RUN = re.compile(r"[A-Za-z]{4}")
 _URL_KEY_PARAM = re.compile(r"(?i)(?:key|token|secret|pass\w*|auth\w*|sig\w*|code|session)=[\w-]*$")
 
 
 def _uuid_names_a_resource(text: str, start: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     before = text[max(line_start, start - 80) : start]
-    if _ID_NAME.search(before) or _NAME_BEFORE_UUID.search(before):
+    if _ID_NAME.search(before):
+        return True
+    name = _NOT_NAME.split(before)[-1]
+    if name.endswith("-") and _WORD_RUN.search(name):
         return True
     token = re.split(r"[\s\"'<>()`]", before)[-1]
     return "://" in token and not _URL_KEY_PARAM.search(token)
