@@ -12,6 +12,15 @@ CredSweeper is not a dependency; run it in a venv of its own::
     python3 -m venv /tmp/cs && /tmp/cs/bin/pip install credsweeper
     /tmp/cs/bin/credsweeper --path ../shared/data/secrets/samples --ml_threshold 0 --save-json /tmp/rules.json
     /tmp/cs/bin/credsweeper --path ../shared/data/secrets/samples --save-json /tmp/ml.json
+
+``--corpus DIR --labels REPORT`` scores any other folder the same way, with a CredSweeper (ML) report of that
+folder as its labels; ``--show`` then prints each missed and false-positive line with the rules that fired. This
+is how the scanner is developed beyond the train split without touching the test split: other scanners'
+fixtures (whispers, detect-secrets, gitleaks), installed-package files, newer CredSweeper samples that share
+under 30% of their lines with ours::
+
+    /tmp/cs/bin/credsweeper --path /tmp/corpus --save-json /tmp/corpus_ml.json
+    .venv/bin/python bench/eval_secrets.py --corpus /tmp/corpus --labels /tmp/corpus_ml.json --show
 """
 
 from __future__ import annotations
