@@ -120,7 +120,7 @@ class SecretScanner:
                     continue
                 if rule == "url_credentials" and _url_password_stands_in(text[m.start() : m.start(g)], value):
                     continue
-                if rule == "private_key" and pem_body_disproves(value, text[m.end(g) :]):
+                if rule == "private_key" and pem_body_disproves(value, text, m.end(g)):
                     continue
                 if verdict or rule in _NO_FAKE_FILTER or not (looks_fake(value) or _wordy_body(rule, value)):
                     hits.append(SecretHit(m.start(g), m.end(g), rule, _RULE_SCORE.get(rule, 0.95)))

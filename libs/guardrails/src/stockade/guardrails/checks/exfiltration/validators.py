@@ -246,21 +246,20 @@ VALIDATORS["nkey_seed"] = nkey_seed_ok
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*-----")
 _PEM_WRAP = "\\'\"`;,[]#*! \t"
 _PEM_JOIN = re.compile(r"^\+(?=[\s\"'])|(?<=[\s\"'])\+$")  # a string join, not base64's '+'
-
 _PEM_HEADER_LINE = re.compile(r"[A-Za-z\-]+:\s")  # Proc-Type: 4,ENCRYPTED, DEK-Info: ..., Comment: ...
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/=]+")
 
 
-def pem_body_disproves(header: str, after: str) -> bool:
+def pem_body_disproves(header: str, text: str, body_start: int) -> bool:
     """Whether the body after a ``-----BEGIN ... PRIVATE KEY-----`` header, read up to its END line, is clean
     base64 that is not a key: a DER key is one ASN.1 SEQUENCE filling the whole body, an OpenSSH key opens
     with ``openssh-key-v1``. A 50-byte fragment under an RSA header is a stand-in (CredSweeper's PEM check
     drops it too). A body this cannot read (log prefixes, no END line: output cut short) proves nothing, so the
     header's hit stands."""
-    end = _PEM_END.search(after, 0, 16_000)
+    end = _PEM_END.search(text, body_start, body_start + 16_000)
     if end is None or "PGP" in header:
         return False
-    body = after[: end.start()].replace("\\r", "\n").replace("\\n", "\n")
+    body = text[body_start : end.start()].replace("\\r", "\n").replace("\\n", "\n")
     chunks = []
     for line in body.splitlines():
         line = line.strip().removeprefix("//").removeprefix("/*").removesuffix("*/")
