@@ -127,7 +127,7 @@ def ensure_fast_spacy() -> None:
     if not wheels:
         step(
             f"building spaCy {locked['version']} from source without Cython profiling (once per machine, about "
-            f"7 minutes on 2 cores; cached in {SPACY_CACHE}; STOCKADE_STOCK_SPACY=1 skips it)"
+            f"5 to 7 minutes on 2 cores; cached in {SPACY_CACHE}; STOCKADE_STOCK_SPACY=1 skips it)"
         )
         try:
             _build_spacy(locked)

@@ -31,6 +31,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -273,9 +274,14 @@ def corpus_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() not in UNLABELLED_EXTENSIONS)
 
 
+@lru_cache(maxsize=64)
+def _file_lines(path: Path) -> list[str]:
+    return (read_text(path) or "").splitlines()
+
+
 def _show_line(root: Path, line: Line, rules: dict[Line, set[str]]) -> str:
-    text = read_text(root / line[0]) or ""
-    body = text.splitlines()[line[1] - 1] if line[1] <= len(text.splitlines()) else ""
+    lines = _file_lines(root / line[0])  # many shown lines share a file: read and split it once
+    body = lines[line[1] - 1] if line[1] <= len(lines) else ""
     return f"{line[0]}:{line[1]} [{','.join(sorted(rules.get(line, ())))}] {body.strip()[:160]}"
 
 
