@@ -143,3 +143,84 @@ def test_a_header_over_a_body_that_is_not_a_key_is_not_reported(kind: str) -> No
     fragment = base64.b64encode(bytes(range(7, 59))).decode()  # 52 bytes: no ASN.1 key, no openssh-key-v1
     text = f'"k": "-----BEGIN {kind}PRIVATE KEY-----\\n{fragment}\\n-----END {kind}PRIVATE KEY-----"'
     assert "private_key" not in {h.rule for h in SCANNER.scan(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"PasswordLastUsed": "2016-09-08T21:47:36Z",',  # a time stamp
+        "zoneinfo.ZoneInfo(key='America/Los_Angeles')",  # a time-zone name
+        'tz = dateutil.tz.tzfile(data, key="Etc/GMT+5")',
+        'dispatch_key = "c10::computeDispatchKey(dtype, layout, device)"',  # code in a string
+        '"result_key": "DBRecommendations"',  # a PascalCase name with an acronym
+        '"result_key": "HsmConfigurations"',
+        "api_key: Explicitly-provided API key, or None if not set by the caller.",  # prose
+        'secret: "development#product"',  # words joined by '#'
+        "the result set pass `evaluate=True` to give L - R;",  # markup
+        "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20220524/us-east-1/s3/aws4_request, Signed",
+        '"/account/creating-a-strong-password":"/en/enterprise-server@3.0/auth"',  # a URL path
+        "put '/forgot-password' => \"cms/sites/passwords#update\"",  # a route
+        "FORGOT_PASSWORD=$REACT_APP_BASE_URL/classroom/#/forgot_password",  # a variable and a path
+        'AUTH0_DOMAIN="dev-r0alk1x87r7luw3z.us.auth0.com"',  # a key that names a host
+        '"Password": "SomeKindOfPassword123!@#",',  # the word Password among words
+        '"LocalConsolePassword": "PassWordMustBeAtLeast6Chars."',
+        '# set column.key = "attr_<lower_case_name>"',  # a template
+        "'PowerShellSessionLexer': ('pygments.lexers.shell', ('pwsh-session', 'ps1con'), ()),",  # pw in a word
+        '"Location": "https://amzn-s3-demo-bucket.s3.us-west-2.amazonaws.com/"',  # AWS's documentation bucket
+    ],
+)
+def test_time_stamps_names_paths_and_prose_under_credential_names_are_not_values(text: str) -> None:
+    assert _found(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: Bearer mF_9.B5f-4.1JqM",  # RFC 6750's example bearer token
+        '{"access_token":"2YotnFZFEjr1zCsicMWpAA","refresh_token":"tGzv3JOkF0XG5Qx2TlKWIA"}',  # RFC 6749's
+        "client_secret=7Fjfp0ZBr1KtDRbnfVdmIw",
+    ],
+)
+def test_the_example_tokens_of_the_oauth_rfcs_are_documentation(text: str) -> None:
+    assert _found(text) == []
+
+
+@pytest.mark.parametrize(
+    "value", ["QmZpRtLwVbNcXkJhGfDs", "aB3dE5fG7hJ9kL1mN3pQ", "Xk9mQ2vLp7wZ-rT4", "SecretSauce-Kq7W2x9Z"]
+)
+def test_random_keys_under_credential_names_are_still_found(value: str) -> None:
+    assert _found(f'api_key = "{value}"', "credential_in_context") == [value]
+    assert _found(f'config = ("api_key", "{value}")', "credential_in_context") == [value]
+
+
+def test_a_uuid_given_as_an_id_in_braces_or_behind_a_short_prefix_is_not_a_key() -> None:
+    assert _found('<ds:datastoreItem ds:itemID="{EF278816-EC6F-A645-907D-7F25AECB1D4A}">') == []
+    assert _found(f"'id': 'run-{UUID}',") == []
+    assert _found(f'"api_key": "{UUID}"') == [UUID]  # under a key's name it stays a possible key
+
+
+def test_a_jws_with_detached_content_is_not_a_token_but_a_jwe_or_a_full_jws_is() -> None:
+    header = base64.urlsafe_b64encode(b'{"alg":"HS256"}').decode().rstrip("=")
+    payload = base64.urlsafe_b64encode(b'{"sub":"1234567890","admin":true}').decode().rstrip("=")
+    signature = "UYmO_lPAY5V0Wf4KZsfhiYs1SxqXPhxvjuYqellDV5A"
+    assert _found(f"sig = '{header}..{signature}'") == []
+    assert _found(f"sent {header}.{payload}.{signature} along")  # reported (as a JWT)
+    jwe = base64.urlsafe_b64encode(b'{"alg":"dir","enc":"A256GCM"}').decode().rstrip("=")
+    body = "48V1_ALb6US04U3b.5eym8TW_c8SuK0ltJ3rpYIzOeDQz7TALvtu6UG9oMo4vpzs.XFBoMYUZodetZdvTiFvSkQ"
+    assert _found(f"sent {jwe}..{body} along", "jose_token")
+
+
+def test_base64_of_a_pem_header_alone_is_not_a_key() -> None:
+    for kind in ("RSA ", "EC ", ""):
+        header = base64.b64encode(f"-----BEGIN {kind}PRIVATE KEY-----".encode()).decode()
+        assert _found(f"| {header}   (?# prefix of the base64 of a key header)", "base64_private_key") == []
+    pem = _pem(ec.generate_private_key(ec.SECP256R1()), serialization.PrivateFormat.PKCS8)
+    assert _found(base64.b64encode(pem.encode()).decode(), "base64_private_key")
+
+
+def test_an_alphabet_under_a_credential_name_is_not_a_key_and_is_judged_at_once() -> None:
+    # a run of the alphabet is made up; this value once sent a password-word pattern into exponential
+    # backtracking, so the scan would not return
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    assert _found(f'SALT_CHARS = "{alphabet}"') == []
+    assert _found(f'DB_PASSWORD = "Pass{"1" * 200}x"') == []  # a run of ones

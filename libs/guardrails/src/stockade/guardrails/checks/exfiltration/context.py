@@ -26,7 +26,9 @@ _KEY = (
     rf"(?P<key>(?<![\w.\-])[\w.\-]{{0,60}}?(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[a-z])|{_CAPS_JOINED})"
     rf"(?:{_KEY_WORDS})s?(?-i:(?![a-z]))[\w.\-]{{0,30}}?)"
 )
-_KEYED = rf"[\w.\-]*?(?:{_KEY_WORDS})[\w.\-]*"
+# a name holding a credential word that ends there or at a camelCase or separator boundary (api_key, apiKeyV2,
+# passwords; not pwsh-session or tokenizer)
+_KEYED = rf"[\w.\-]*?(?:{_KEY_WORDS})s?(?-i:(?![a-z]))[\w.\-]*"
 # a value opening: a constructor or string prefix, quotes, an auth scheme (Authorization: "token X")
 _OPEN = (
     r"(?:(?:new[ \t]+)?(?:(?-i:[A-Z])\w{0,24}|str|bytes|string|\[\]byte|Buffer\.from)\((?=[ \t]*[bruf]?[\"'`])[ \t]*)?"

@@ -14,7 +14,7 @@ from stockade.guardrails.checks.exfiltration.words import wordy
 
 # placeholders and references: ${VAR}, $(cmd), $var, %VAR%, %(name)s, {{ x }}, <your-key>, None, changeme
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$(?:[{(\d$]|[a-z_]\w*(?:::|->|\.|\[|\(|$))|\^|%(?:[\w.]+%|\(|\{|[sd]$)|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
+    r"(?i)^(?:\$(?:[{(\d$]|[a-z_]\w*(?:::|->|\.|\[|\(|/|$))|\^|%(?:[\w.]+%|\(|\{|[sd]$)|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
     r"secret$|example|your[_\-]|placeholder|dummy|redacted|process\.env|os\.environ|getenv|config\.|self\.|this\.|"
     r"0x[0-9a-f]+$)"
 )
@@ -28,8 +28,13 @@ _PATTERN_VALUE = re.compile(r"\(\?[:=!<P]|\[\d+ [a-z]+\]|\[[a-z]+(?:[-_ ][a-z]+)
 _PAGING_KEY = re.compile(
     r"(?i)(?:continuation|next|page|paging|pagination|change|sync|cursor|resume)[_\-.]?token"
 )
-# ... and the UUID that RFC 4122's and OpenAPI's examples use (123e4567-e89b-12d3-a456-426614174000)
-_FAKE = re.compile(r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}|123e4567-e89b-12d3")
+# ... and the values standards and vendors print as examples: RFC 4122's and OpenAPI's UUID (123e4567-e89b-12d3-...),
+# AWS's documentation bucket (amzn-s3-demo-bucket), OAuth 2.0's tokens and client secret (RFC 6749) and its
+# bearer token (RFC 6750, mF_9.B5f-4.1JqM)
+_FAKE = re.compile(
+    r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}|123e4567-e89b-12d3|amzn-s3-demo|"
+    r"(?-i:mF_9\.B5f-4\.1JqM|2YotnFZFEjr1zCsicMWpAA|tGzv3JOkF0XG5Qx2TlKWIA|SplxlOBeZQQYbYS6WxSbIA|7Fjfp0ZBr1KtDRbnfVdmIw)"
+)
 # an unquoted call or attribute chain is code, not a value: getPassword(), bcrypt.hash(pw, settings.DB_PASSWORD
 _CODE = re.compile(
     r"[-!]?\.?[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|[(\[]|![a-z]|.*:$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
@@ -37,16 +42,24 @@ _CODE = re.compile(
 # the end of a value: the next URL query parameter or an HTML entity
 # words joined by ':' or '/' (a cache key, a secret's name, ARROW:max_value:exact), or a URL without credentials
 # a program entry point (detect_secrets.main:main), a product and version (custom-agent/1.0)
+# a time-zone name (America/Los_Angeles, Etc/GMT+5), a URL path (/en/enterprise-server@3.0/auth), a route
+# (cms/sites/passwords#update), an AWS signature's credential scope (AKID/20220524/us-east-1/s3/aws4_request)
 _NOT_A_VALUE = re.compile(
     r"[A-Za-z]+(?:[:/][a-z_\-.]+)+/?$|[a-z][a-z0-9+.\-]*://|(?:tag|urn|arn|mailto):|[\w.\-]*(?:/[\w.\-]+)+\.[a-z]{2,4}$"
     r"|[a-z_]\w*(?:\.[a-z_]\w*)+:[a-z_]\w*$|[a-z][\w.\-]*/v?\d+(?:\.\d+)+$"
+    r"|[A-Z][a-z]+(?:[_\-][A-Z]?[a-z]+)*(?:/(?:[A-Z][a-z]+(?:[_\-][A-Z]?[a-z]+)*|GMT[+\-]?\d{0,2}))+$"
+    r"|/[a-z0-9]+(?:[\-_.@][a-z0-9]+)*(?:/[a-z0-9\-_.@]*)+$|[a-z_]+(?:/[a-z_]+)*#[a-z_]+$|\S*/aws4_request$"
 )
+# a date or a time stamp (2016-09-08T21:47:36Z): when a credential was used or changed, not the credential
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+\-]\d\d:?\d\d)?)?")
+# a call cut at its first argument: "c10::computeDispatchKey(dtype, layout)" (code in a string, not a value)
+_OPEN_CALL = re.compile(r"(?:[A-Za-z_]\w*(?:::|\.|->))*[A-Za-z_]\w{2,}\(\w*")
 # a key that describes a credential rather than holding one: PASSWORD_REGEX, token_url, secret_name, key_id,
 # TOKEN_PREFIX
 _DESCRIBING = (
     "regex|pattern|format|length|len|min|max|policy|field|name|label|hint|prompt|url|uri|endpoint|path|file|dir|"
     "type|id|count|size|mode|method|ttl|timeout|hash|sha(?:1|256|384|512)?|md5|checksum|digest|fingerprint|"
-    "prefix|suffix|scheme|algorithm"
+    "prefix|suffix|scheme|algorithm|domain|host|hostname|region|issuer|audience|realm"
 )
 _NOT_A_SECRET_KEY = re.compile(
     rf"[_\-.](?i:{_DESCRIBING})$|(?<=[a-z])(?:{_DESCRIBING.title()})$|(?:(?<=PASS)|(?<=PWD)|(?<=TOKEN)|(?<=SECRET))(?:FILE|PATH|DIR|URL)$"
@@ -58,12 +71,14 @@ _WORD_PART = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
 _SNAKE = re.compile(
     r"[a-z]{2,}\d*(?:(?:[_.]|\._)[a-z0-9]+)*(?:(?:[_.]|\._)[a-z]{2,}\d*)+_?|_?[A-Z]{2,}\d*(?:_[A-Z0-9]+)*_[A-Z]{2,}\d*"
 )
-# a template or interpolation: f"share-{id}", "#{token}", "%(pw)s", "{{ key }}"
-_INTERPOLATION = re.compile(r"\{[\w.()\[\]'\"]*\}|[$#]\{|\{\{|%\(\w+\)|(?<!%)%[sdi](?![0-9A-Fa-f])")
+# a template or interpolation: f"share-{id}", "#{token}", "%(pw)s", "{{ key }}", "attr_<lower_case_name>"
+_INTERPOLATION = re.compile(
+    r"\{[\w.()\[\]'\"]*\}|[$#]\{|\{\{|%\(\w+\)|(?<!%)%[sdi](?![0-9A-Fa-f])|<[a-z][a-z_\-]*>"
+)
 # a user name given as its own password (admin/admin, guest:guest): a default, not a secret
 _SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
-# a value opening like code or markup, not a secret: =x, {x, )x, <x, #x, :x, \\x, //x, /*x, _name, %s-style formats
-_ODD_START = re.compile(r"[={)<>#:\\_.,&]|//|/\*|%[deflspuvxz]", re.I)
+# a value opening like code or markup, not a secret: =x, {x, )x, <x, #x, :x, \\x, //x, /*x, `x, _name, %s formats
+_ODD_START = re.compile(r"[={)<>#:\\_.,&`]|//|/\*|%[deflspuvxz]", re.I)
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
 _PASSWORD_KEY = re.compile(
     r"(?i)pass|pwd|pw|p(?:s|ss|as)w|psw|secure|identified|^-[upa]$|^--(?:proxy-)?user$"
@@ -75,6 +90,8 @@ _PASSWORD_KEY = re.compile(
 _STAND_IN_PASSWORD = re.compile(
     r"(?i)(?:my|your|the|super|default|test|db)?(?:pass(?:w(?:or)?d)?|pwd|secret|admin|root|changeme|changeit|"
     r"hardcoded|default)+[\d!@#$%^&*._\-]*"
+    # or the word Password among capitalised words: SomeKindOfPassword123!@#, PassWordMustBeAtLeast6Chars.
+    r"|(?-i:(?:[A-Z][a-z]+)*Pass(?:[Ww](?:or)?d)?(?:[A-Z][a-z]*|\d|[!@#$%^&*._\-])*)"
 )
 _ELIDED = ("...", "…")  # a value cut short: eyJ2IjoiMSIs..., sk-abc…
 
@@ -123,8 +140,8 @@ def _interleaved_runs(value: str) -> bool:
 def looks_like_credential(
     value: str, *, key: str, entropy_threshold: float, min_length: int, quoted: bool = True
 ) -> bool:
-    if value.endswith(_ELIDED):  # cut short in an example: not the whole value
-        return False
+    if value.endswith(_ELIDED) or _TIMESTAMP.fullmatch(value) or _OPEN_CALL.fullmatch(value):
+        return False  # cut short in an example, not the whole value; a time stamp; code in a string
     value = value.rstrip(".,") if len(value) > 5 else value  # a sentence's full stop is not part of it
     if (
         _PLACEHOLDER.search(value)
@@ -141,7 +158,7 @@ def looks_like_credential(
     if not quoted and _CODE.match(value):
         return False
     # an identifier or a header name, not a value (x-amz-content-sha256; hunter-2024 stays a value)
-    if re.fullmatch(r"[a-z]+(?:[_\-.][a-z][a-z0-9]*)*", value) and len(value) < 24:
+    if re.fullmatch(r"[A-Za-z][a-z]*(?:[_\-.#][a-z][a-z0-9]*)*", value) and len(value) < 24:
         return False
     if _SNAKE.fullmatch(value):  # snake_case or dotted.names: a variable, a constant, an event name
         return False
@@ -158,7 +175,8 @@ def looks_like_credential(
     if _PASSWORD_KEY.search(key):
         # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
         return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
-    if wordy(value) or camel_case_name(value):  # made of words: a name or a stand-in, not a generated key
+    # made of words: a name or a stand-in, not a generated key
+    if wordy(value) or camel_case_name(value) or pascal_name(value):
         return False
     if len(value) >= min_length:
         return shannon_entropy(value) >= entropy_threshold
@@ -178,6 +196,22 @@ def _like_key(value: str, key: str) -> bool:
     if any(c.isdigit() for c in value):
         return False
     return (len(key) >= 4 and key in value) or difflib.SequenceMatcher(None, key, value).ratio() > 0.75
+
+
+_PASCAL_PART = re.compile(r"[A-Z]{1,5}|[A-Z][a-z]+")
+_LONG_WORD = re.compile(r"[A-Z][a-z]*[aeiouy][a-z]*")
+
+
+def pascal_name(value: str) -> bool:
+    """Letters only, in PascalCase parts, one of them a word of seven letters or more: a name such as
+    DBRecommendations or HsmConfigurations. Random letters rarely hold a capital and six lower-case letters in a
+    row (about one key in a thousand: most random keys also hold digits)."""
+    if not value.isalpha() or not value[0].isupper():
+        return False
+    parts = _NAME_PART.findall(value)
+    return all(_PASCAL_PART.fullmatch(p) for p in parts) and any(
+        len(p) >= 7 and _LONG_WORD.fullmatch(p) for p in parts
+    )
 
 
 def camel_case_name(value: str) -> bool:

@@ -151,10 +151,11 @@ class SecretScanner:
         return hits
 
 
-# a UUID given as an id ("RequestId": "...", subscription_id = ..., <Id>) or in a URL's path (an image, a page):
+# a UUID given as an id ("RequestId": "...", subscription_id = ..., <Id>, itemID="{...}", 'id': 'run-...') or in
+# a URL's path (an image, a page):
 # it names a resource; a UUID after key=, token=, secret= in a URL, or under any other name, may be a key
 _ID_NAME = re.compile(
-    r"""(?:(?<=[a-z0-9])I[dD]|(?i:(?<![a-z])(?:id|uuid|guid)))(?:["'\]]*\s*(?:[:=]|=>)\s*["']?|>)$"""
+    r"""(?:(?<=[a-z0-9])I[dD]|(?i:(?<![a-z])(?:id|uuid|guid)))(?:["'\]]*\s*(?:[:=]|=>)\s*["']?\{?(?:[a-z]{2,8}-)?|>)$"""
 )
 # a UUID ending a hyphenated name with a word in it (my-layer-<uuid>, create-db-cluster-<uuid>): a generated
 # resource name; short prefixes (sk-lf-<uuid>) may be a key's, so they stay

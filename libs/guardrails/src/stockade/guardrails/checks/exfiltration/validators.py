@@ -124,11 +124,15 @@ def otp_seed_ok(value: str) -> bool | None:
 
 
 def jose_header_ok(value: str) -> bool | None:
-    """The first segment of a JWS/JWE is base64url JSON with an "alg" or "enc" member."""
+    """The first segment of a JWS/JWE is base64url JSON with an "alg" or "enc" member. A JWS whose payload
+    segment is empty (``header..signature``, RFC 7515's detached content) signs something kept elsewhere: it
+    carries no claims and grants nothing. A JWE may leave its second segment (the encrypted key) empty."""
     head = value.split(".", 1)[0].replace("-", "+").replace("_", "/").rstrip("=")
     raw = _b64decode(head[: len(head) - len(head) % 4] if len(head) % 4 == 1 else head)
     text = raw.decode("utf-8", "replace") if raw else ""
-    return None if re.search(r'"(?:alg|enc)"\s*:', text) else False
+    if not re.search(r'"(?:alg|enc)"\s*:', text):
+        return False
+    return False if ".." in value and not re.search(r'"enc"\s*:', text) else None
 
 
 _HEX_NUMBER = re.compile(r"(?:0x)?[0-9a-f]{1,21}[ul]{0,3}")
@@ -214,7 +218,19 @@ def grafana_key_ok(value: str) -> bool:
     return all(f'"{member}"' in text for member in ("k", "n", "id"))
 
 
+def base64_pem_key_ok(value: str) -> bool | None:
+    """Base64 of a PEM private key: the header must be followed by a body. Base64 of the header line alone
+    (``LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0t``, a rule's or a doc's prefix) is no key, as a PEM header
+    with nothing after it is none."""
+    raw = _b64decode(value[: len(value) - len(value) % 4])
+    if raw is None:
+        return None
+    _, found, rest = raw.partition(b"PRIVATE KEY-----")
+    return False if found and len(rest.strip(b"-\r\n \t")) < 16 else None
+
+
 VALIDATORS["base64_der_private_key"] = der_private_key_ok
+VALIDATORS["base64_private_key"] = base64_pem_key_ok
 VALIDATORS["grafana_provisioned_key"] = grafana_key_ok
 
 
