@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import zlib
 
 import pytest
 
@@ -179,3 +180,78 @@ def test_word_filter_keeps_random_tokens_and_hex_words_in_uuids() -> None:
     assert word_count("password") == 1  # longest word first: not pass + word
     assert not wordy("Zq8mKd3RtWp5Lx2NvB7cQ4hJ") and wordy("HelloWorldExample")
     assert "uuid" in _rules("id 17205d79-dead-beef-a311-26312ad6ea36")  # generated: hex words are chance
+
+
+# Checksums and structures the issuers build into their tokens: a value of the right shape that fails them was
+# never issued (a hand-typed example, an altered copy), so the format rule does not report it.
+_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def _crc_b62(body: str) -> str:
+    n, out = zlib.crc32(body.encode()), ""
+    while n:
+        n, r = divmod(n, 62)
+        out = _B62[r] + out
+    return out.rjust(6, "0")
+
+
+def _altered(token: str) -> str:
+    return token[:-1] + ("A" if token[-1] != "A" else "B")
+
+
+@pytest.mark.parametrize(("prefix", "rule"), [("ghp_", "github_token"), ("npm_", "npm_token")])
+def test_github_and_npm_tokens_must_carry_their_crc32(prefix: str, rule: str) -> None:
+    body = "Tq4Wz8Lm2Xc7Vb1Nk5Hj9Gf3Ds6Ap0"
+    token = prefix + body + _crc_b62(body)
+    assert rule in _rules(f"export X={token}")
+    assert rule not in _rules(f"export X={_altered(token)}")
+    # under a credential name the altered value is still judged as a value in that context
+    assert _rules(f'token = "{_altered(token)}"') == {"credential_in_context"}
+
+
+def test_atlassian_tokens_must_carry_their_crc32() -> None:
+    head = (
+        "ATATT3xFfGF0"
+        + "Zq8mKd3RtWp5Lx2NvB7cY4hJ9sF1gA6eQ0uI3oP8rT5yU2wE7nM4bV1cX6zL9kH3jD0fG5sA8qW2eR7tY4uI1oP6"
+        + "="
+    )
+    token = head + format(zlib.crc32(head.encode()), "08X")
+    assert "atlassian_token" in _rules(f"JIRA {token}")
+    assert "atlassian_token" not in _rules(f"JIRA {_altered(token)}")
+    assert "atlassian_token" in _rules(f"JIRA {head[:-1]}\\\\=00C0FFEE")  # cut at an escaped '=': cannot tell
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def test_a_jwt_needs_a_jose_header_a_json_payload_and_a_random_signature() -> None:
+    header, payload = _b64url(b'{"alg":"HS256","typ":"JWT"}'), _b64url(b'{"sub":"42","iat":1700000000}')
+    signature = _b64url(bytes(range(200, 232)))
+    assert "jwt" in _rules(f"{header}.{payload}.{signature}")
+    assert "jwt" not in _rules(f"{header}.{payload}.{_b64url(b'this-is-the-signature-part')}")  # typed
+    not_jose = _b64url(b'{"name":"bob","age":42}')
+    assert "jwt" not in _rules(f"{not_jose}.{payload}.{signature}")
+
+
+def test_discord_bitbucket_and_jfrog_tokens_decode_to_their_structure() -> None:
+    bot_id = base64.b64encode(b"812345678901234567").decode().rstrip("=")
+    assert "discord_bot_token" in _rules(f"{bot_id}.GkLm3P.Zq8mKd3RtWp5Lx2NvB7cY4hJ9sF1gA6eQ0uI3o")
+    not_id = base64.b64encode(b"4abcdefghijklmnopq").decode().rstrip("=")  # the same shape, letters inside
+    assert not_id[0] in "MNO" and len(not_id) == len(bot_id)
+    assert "discord_bot_token" not in _rules(f"{not_id}.GkLm3P.Zq8mKd3RtWp5Lx2NvB7cY4hJ9sF1gA6eQ0uI3o")
+    bbdc = "BBDC-" + base64.b64encode(b"482910375561:" + bytes(range(90, 110))).decode()
+    assert "bitbucket_dc_token" in _rules(bbdc)
+    assert "bitbucket_dc_token" not in _rules(
+        "BBDC-" + base64.b64encode(b"Bitbucket token goes here ok").decode()
+    )
+    random_part = "".join(_B58[(i * 37 + 11) % 58] for i in range(69))
+    akcp = "AKCp" + random_part  # 73 base58 characters: 54 bytes, as JFrog API keys are
+    assert "jfrog_token" in _rules(f"X-JFrog-Art-Api: {akcp}")
+    assert "jfrog_token" not in _rules(f"X-JFrog-Art-Api: {akcp[:64]}")  # 64 characters: 47 bytes
+    reftkn = base64.b64encode(b"reftkn:01:1893456000:" + b"Zq8mKd3RtWp5Lx2NvB7cY4hJ9sF1gA6").decode()
+    assert "jfrog_token" in _rules(f"jfrog {reftkn}")
+    assert "jfrog_token" not in _rules(
+        "jfrog " + base64.b64encode(b"reftkn is not here at all ok right?").decode()
+    )

@@ -29,7 +29,7 @@ def test_plain_answer_is_allowed(check: ExfiltrationCheck) -> None:
     ("text", "rule"),
     [
         ("use AKIAZ3MSJV4WWNKWW5FG for the bucket", "aws_access_key_id"),
-        ("token ghp_8sK2mQ9xLp4vR7tY1wE3nB6cZ0aD5fG2hJ4k here", "github_token"),
+        ("token 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 here", "github_token"),
         ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1c7+9z5Pad7OejecsQ0bu3aumce\n", "private_key"),
         ("db_password = 'Zx8#kq2!Lm9v'", "credential_in_context"),
         ("postgres://admin:S3cr3tPassw0rd@db.internal:5432/prod", "url_credentials"),

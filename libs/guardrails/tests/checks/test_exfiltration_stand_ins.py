@@ -224,3 +224,27 @@ def test_an_alphabet_under_a_credential_name_is_not_a_key_and_is_judged_at_once(
     alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
     assert _found(f'SALT_CHARS = "{alphabet}"') == []
     assert _found(f'DB_PASSWORD = "Pass{"1" * 200}x"') == []  # a run of ones
+
+
+def test_a_key_id_on_a_line_that_calls_it_an_example_is_an_illustration() -> None:
+    key_id = "AKIA2E0A8F3B244C9986"
+    assert _found(f"keys look like {key_id} (for example)") == []
+    assert _found(f"# Example: {key_id}") == []
+    assert key_id in _found(f"aws_access_key_id = {key_id}")  # without the word, reported
+
+
+@pytest.mark.parametrize(
+    ("value", "fake"),
+    [
+        ("4ian1234", True),  # 8-15 characters: a run of 4 is chance only once in hundreds of values
+        ("Zq8mKd3Rtaaaa", True),
+        ("Zq8mKd3RtWp5Lx2N", False),
+        ("Zq8mKd3RtWp5Lx2NvB7cQ4hJ1234Rw", False),  # 30 characters: a run of 4 is allowed, 5 is not
+        ("Zq8mKd3RtWp5Lx2NvB7cQ4hJ12345w", True),
+        ("Zq8mKd3RtWp5Lx2NvB7cQ4hJ9sF1gA6eQ0uI3oP8rT5yU2wE7nM4bV1cX6zL9kH3jD0fG5sA8qW2eR7tY4u12345z", False),
+    ],
+)
+def test_pattern_runs_are_judged_by_the_length_of_the_value(value: str, fake: bool) -> None:
+    from stockade.guardrails.checks.exfiltration.plausibility import looks_fake
+
+    assert looks_fake(value) is fake

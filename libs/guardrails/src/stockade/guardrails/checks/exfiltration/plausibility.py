@@ -123,11 +123,23 @@ def has_sequence(value: str, run: int = 5) -> bool:
     return False
 
 
+def pattern_run(value: str) -> bool:
+    """A run that random characters would hardly hold at this length: the same character, or consecutive ones
+    up or down (1234, abcd, 4321), as long as the value's length in bits and at least 4 (4 in 8-15
+    characters, 5 in 16-31, 6 in 32-63, ...: CredSweeper's pattern check, from "How Bad Can It Git?",
+    NDSS 2019)."""
+    run = max(4, len(value).bit_length())
+    same = 1
+    for a, b in itertools.pairwise(value):
+        same = same + 1 if a == b and not a.isspace() and (run < 8 or a not in "A/_") else 1
+        if same >= run:
+            return True
+    return has_sequence(value, run)
+
+
 def looks_fake(value: str) -> bool:
     return (
-        bool(_FAKE.search(value))
-        or has_sequence(value)
-        or (len(value) >= 16 and shannon_entropy(value) < 3.0)
+        bool(_FAKE.search(value)) or pattern_run(value) or (len(value) >= 16 and shannon_entropy(value) < 3.0)
     )
 
 

@@ -46,6 +46,36 @@ _WORDS_BY_DESIGN = {
     "json_web_key",
     "uuid",  # generated, so a hex word in one (beef, cafe) is chance
 }
+# formats whose documentation examples sit on a line that says so ("for example, AKIA...", "# Example: pk_test_...",
+# ENC(...) for a value encrypted at rest): the word within 64 characters on the same line marks the value as an
+# illustration. The families CredSweeper's general pattern group checks this way; vendor tokens with checksums
+# or their own structure are judged by those instead
+_EXAMPLE_LINE_RULES = frozenset(
+    {
+        "akamai_client_token",
+        "alibaba_access_key_id",
+        "alibaba_access_key_secret",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_appsync_key",
+        "aws_bedrock_key",
+        "aws_bedrock_short_key",
+        "aws_mws_key",
+        "aws_s3_bucket",
+        "braintree_token",
+        "defined_networking_key",
+        "doppler_token",
+        "firebase_domain",
+        "github_fine_grained_token",
+        "google_oauth_client_id",
+        "google_oauth_client_secret",
+        "picatic_key",
+        "slack_webhook",
+        "stripe_key",
+    }
+)
+_EXAMPLE_WORD = re.compile(r"(?i)example|\benc[(\[]")
+_EXAMPLE_REACH = 64
 _ENCRYPTED_PEM = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----\s*Proc-Type:\s*4,ENCRYPTED[\s\S]*?(?:-----END [A-Z0-9 ]*-----|\Z)"
 )
@@ -79,6 +109,7 @@ class SecretScanner:
 
     def scan(self, text: str) -> list[SecretHit]:
         hits, candidates = self.candidates(text)
+        hits = [h for h in hits if h.rule not in _EXAMPLE_LINE_RULES or not _example_line(text, h)]
         hits += [SecretHit(c.start, c.end, CONTEXT_RULE, 0.8) for c in candidates if c.accepted]
         if self._disabled or self._allowed:  # before the dedupe, so a disabled rule hides nothing under it
             hits = [h for h in hits if h.rule not in self._disabled and not self._allowed_value(text, h)]
@@ -182,6 +213,15 @@ def _url_password_stands_in(before: str, password: str) -> bool:
     password-word with digits ({secret_key}, my_secret, password123): a stand-in, as CredSweeper's model judges."""
     user = before.rsplit("://", 1)[-1].rstrip(":").rsplit(":", 1)[-1]
     return password.lower() == user.lower() or wordy(password) or stand_in_value(password)
+
+
+def _example_line(text: str, hit: SecretHit) -> bool:
+    """The word "example" (or an ENC(...) marker) on the hit's line, within 64 characters of it."""
+    line_start = text.rfind("\n", 0, hit.start) + 1
+    line_end = text.find("\n", hit.end)
+    line_end = len(text) if line_end < 0 else line_end
+    lo, hi = max(line_start, hit.start - _EXAMPLE_REACH), min(line_end, hit.end + _EXAMPLE_REACH)
+    return _EXAMPLE_WORD.search(text, lo, hi) is not None
 
 
 def _wordy_body(rule: str, value: str) -> bool:

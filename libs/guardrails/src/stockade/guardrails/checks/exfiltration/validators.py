@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import re
 import urllib.parse
@@ -28,12 +29,15 @@ def _base62(n: int, width: int) -> str:
 
 
 def github_checksum_ok(value: str) -> bool | None:
-    """GitHub's prefixed tokens end with 6 base62 characters of the CRC32 of the random part before them.
-    A failed checksum is not proof (hand-written examples lack it), so it leaves the decision to the filter."""
+    """GitHub's prefixed tokens (ghp_, gho_, ghu_, ghs_, ghr_) and npm's (npm_) are 30 random base62 characters
+    and 6 more of their CRC32, so that scanners can tell a token from a look-alike. A token of exactly that
+    shape with a wrong checksum was never issued (a hand-typed example, an altered copy): not reported by this
+    rule, as GitHub's own secret scanning and CredSweeper's rule judge it. A value in a credential context
+    (``token = "ghp_..."``) is still judged there. Other lengths cannot be checked: the filter decides."""
     body = value.split("_", 1)[-1]
     if len(body) >= 36 and _base62(zlib.crc32(body[:-6].encode()), 6) == body[-6:]:
         return True
-    return None
+    return False if len(body) == 36 else None
 
 
 def _bech32_polymod(values: list[int]) -> int:
@@ -94,6 +98,7 @@ def base64_jwk_ok(value: str) -> bool:
 
 VALIDATORS: dict[str, Callable[[str], bool | None]] = {
     "github_token": github_checksum_ok,
+    "npm_token": github_checksum_ok,
     "age_secret_key": bech32_ok,
     "atlassian_pat": atlassian_pat_ok,
     "ntlm_token": ntlm_ok,
@@ -227,6 +232,113 @@ def base64_pem_key_ok(value: str) -> bool | None:
         return None
     _, found, rest = raw.partition(b"PRIVATE KEY-----")
     return False if found and len(rest.strip(b"-\r\n \t")) < 16 else None
+
+
+def _b64any(value: str) -> bytes | None:
+    """Base64 or base64url, padded or not."""
+    value = value.rstrip("=").replace("-", "+").replace("_", "/")
+    return _b64decode(value[: len(value) - len(value) % 4] if len(value) % 4 == 1 else value)
+
+
+def _json_object(raw: bytes | None) -> dict[str, object] | None:
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+_JOSE_HEADER_KEYS = {
+    "alg",
+    "typ",
+    "kid",
+    "enc",
+    "cty",
+    "jku",
+    "jwk",
+    "x5u",
+    "x5c",
+    "x5t",
+    "crit",
+    "zip",
+    "b64",
+}
+
+
+def jwt_ok(value: str) -> bool | None:
+    """A JSON Web Token: a header of JOSE parameters (alg, typ, kid...), a JSON payload, and a signature of
+    random bytes. A header or payload that decodes to something else, or a signature that decodes to plain
+    ASCII (``...eyJzdWIiOiIxIn0.signature-goes-here``), was written by hand. Parts that do not decode (cut
+    short) cannot be judged."""
+    parts = value.split(".")
+    header, payload = _b64any(parts[0]), _b64any(parts[1]) if len(parts) > 1 else None
+    head = _json_object(header)
+    if (
+        header is not None
+        and header.startswith(b"{")
+        and head is not None
+        and not _JOSE_HEADER_KEYS & head.keys()
+    ):
+        return False
+    looks_json = payload is not None and payload.startswith(b"{") and payload.rstrip().endswith(b"}")
+    if looks_json and _json_object(payload) is None:
+        return False
+    if len(parts) > 2 and len(parts[2]) >= 16:
+        signature = _b64any(parts[2])
+        if signature is not None and signature.isascii():  # random bytes of 12+ are all ASCII 1 time in 4096+
+            return False
+    return None
+
+
+def crc32_suffix_ok(value: str) -> bool | None:
+    """Atlassian API tokens (ATATT3...=<8 hex>, ATCTT3...) and Bitbucket app passwords (ATBB...<8 hex>) end
+    with the CRC32 of everything before it: a value whose checksum does not match was never issued. A value
+    without the hex ending (cut at an escaped '=' such as ``\\=`` or ``%3D``) cannot be judged."""
+    tail = value[-8:]
+    if not re.fullmatch(r"[0-9A-Fa-f]{8}", tail) or (value.startswith("ATATT") and value[-9:-8] != "="):
+        return None
+    return zlib.crc32(value[:-8].encode()) == int(tail, 16)
+
+
+def numbered_secret_ok(value: str) -> bool | None:
+    """Bitbucket Data Center HTTP access tokens (BBDC-...): base64 of a number of at least four digits, ':' and
+    random bytes, as Jira and Confluence tokens are."""
+    raw = _b64any(value.removeprefix("BBDC-"))
+    if raw is None:
+        return None
+    number, sep, _ = raw.partition(b":")
+    return None if sep and number.isdigit() and 4 <= len(number) <= 20 else False
+
+
+def discord_bot_ok(value: str) -> bool | None:
+    """A Discord bot token opens with the bot's numeric user id in base64."""
+    raw = _b64any(value.split(".", 1)[0])
+    return None if raw is not None and raw.isdigit() and len(raw) >= 4 else False
+
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def jfrog_token_ok(value: str) -> bool | None:
+    """JFrog identity tokens are base64 of ``reftkn:<n>:<n>:<random>``; API keys (AKCp...) are base58 of 54
+    bytes."""
+    if value.startswith("cmVmd"):
+        raw = _b64any(value)
+        return None if raw is not None and re.match(rb"reftkn:\d+:\d+:[\w/+\-]+", raw) else False
+    if any(c not in _BASE58 for c in value):
+        return False
+    number = 0
+    for c in value:
+        number = number * 58 + _BASE58.index(c)
+    return None if (number.bit_length() + 7) // 8 == 54 else False
+
+
+VALIDATORS["jwt"] = jwt_ok
+VALIDATORS["atlassian_token"] = crc32_suffix_ok
+VALIDATORS["bitbucket_token"] = crc32_suffix_ok
+VALIDATORS["bitbucket_dc_token"] = numbered_secret_ok
+VALIDATORS["discord_bot_token"] = discord_bot_ok
+VALIDATORS["jfrog_token"] = jfrog_token_ok
 
 
 VALIDATORS["base64_der_private_key"] = der_private_key_ok
