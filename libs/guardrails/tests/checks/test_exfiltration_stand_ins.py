@@ -248,3 +248,12 @@ def test_pattern_runs_are_judged_by_the_length_of_the_value(value: str, fake: bo
     from stockade.guardrails.checks.exfiltration.plausibility import looks_fake
 
     assert looks_fake(value) is fake
+
+
+def test_a_google_client_id_alone_is_public_and_is_reported_with_its_secret() -> None:
+    client = "417302958816-k3v9q2m7x1b8n4c6z0w5r2t8y7u3p1aa.apps.googleusercontent.com"
+    assert _found(f'<meta name="google-signin-client_id" content="{client}">') == []
+    paired = _found(
+        f'GOOGLE_CLIENT_ID="{client}"\n\nGOOGLE_CLIENT_SECRET="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"'
+    )
+    assert client in paired and "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" in paired

@@ -109,7 +109,12 @@ class SecretScanner:
 
     def scan(self, text: str) -> list[SecretHit]:
         hits, candidates = self.candidates(text)
-        hits = [h for h in hits if h.rule not in _EXAMPLE_LINE_RULES or not _example_line(text, h)]
+        hits = [
+            h
+            for h in hits
+            if (h.rule not in _EXAMPLE_LINE_RULES or not _example_line(text, h))
+            and (h.rule != "google_oauth_client_id" or _google_secret_near(text, h))
+        ]
         hits += [SecretHit(c.start, c.end, CONTEXT_RULE, 0.8) for c in candidates if c.accepted]
         if self._disabled or self._allowed:  # before the dedupe, so a disabled rule hides nothing under it
             hits = [h for h in hits if h.rule not in self._disabled and not self._allowed_value(text, h)]
@@ -213,6 +218,25 @@ def _url_password_stands_in(before: str, password: str) -> bool:
     password-word with digits ({secret_key}, my_secret, password123): a stand-in, as CredSweeper's model judges."""
     user = before.rsplit("://", 1)[-1].rstrip(":").rsplit(":", 1)[-1]
     return password.lower() == user.lower() or wordy(password) or stand_in_value(password)
+
+
+# a Google OAuth client id is public (every page with Google sign-in carries it): reported only with a client
+# secret near it (GOCSPX-..., or a 24-80 character token mixing upper case, lower case and digits), as
+# CredSweeper's Google Multi rule pairs them, within the 10 lines after it or the 400 characters before it
+_GOOGLE_SECRET = re.compile(
+    r"GOCSPX-[0-9A-Za-z_\-]{28}|(?<![\w\-.])(?=[\w\-]{0,79}[A-Z])(?=[\w\-]{0,79}[a-z])(?=[\w\-]{0,79}\d)[\w\-]{24,80}(?![\w\-.])"
+)
+_SECRET_MARGIN_LINES = 10
+
+
+def _google_secret_near(text: str, client_id: SecretHit) -> bool:
+    hi = client_id.end
+    for _ in range(_SECRET_MARGIN_LINES + 1):
+        nxt = text.find("\n", hi + 1)
+        hi = len(text) if nxt < 0 else nxt
+    lo = max(0, client_id.start - _PAIR_WINDOW)
+    before, after = text[lo : client_id.start], text[client_id.end : min(hi, client_id.end + 2_000)]
+    return bool(_GOOGLE_SECRET.search(before) or _GOOGLE_SECRET.search(after))
 
 
 def _example_line(text: str, hit: SecretHit) -> bool:
