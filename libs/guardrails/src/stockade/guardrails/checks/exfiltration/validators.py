@@ -68,6 +68,12 @@ def _b64decode(value: str) -> bytes | None:
         return None
 
 
+def _b64any(value: str) -> bytes | None:
+    """Base64 or base64url, padded or not."""
+    value = value.rstrip("=").replace("-", "+").replace("_", "/")
+    return _b64decode(value[: len(value) - len(value) % 4] if len(value) % 4 == 1 else value)
+
+
 def atlassian_pat_ok(value: str) -> bool | None:
     """Jira / Confluence Data Center personal access tokens: base64 of ``<12-digit id>:<20 random bytes>``."""
     raw = _b64decode(value)
@@ -132,8 +138,7 @@ def jose_header_ok(value: str) -> bool | None:
     """The first segment of a JWS/JWE is base64url JSON with an "alg" or "enc" member. A JWS whose payload
     segment is empty (``header..signature``, RFC 7515's detached content) signs something kept elsewhere: it
     carries no claims and grants nothing. A JWE may leave its second segment (the encrypted key) empty."""
-    head = value.split(".", 1)[0].replace("-", "+").replace("_", "/").rstrip("=")
-    raw = _b64decode(head[: len(head) - len(head) % 4] if len(head) % 4 == 1 else head)
+    raw = _b64any(value.split(".", 1)[0])
     text = raw.decode("utf-8", "replace") if raw else ""
     if not re.search(r'"(?:alg|enc)"\s*:', text):
         return False
@@ -217,8 +222,7 @@ def der_private_key_ok(value: str) -> bool:
 
 def grafana_key_ok(value: str) -> bool:
     """A Grafana API key: base64 of a JSON object with the key "k", the name "n" and the org "id"."""
-    body = value.rstrip("=").replace("-", "+").replace("_", "/")
-    raw = _b64decode(body[:-1] if len(body) % 4 == 1 else body)
+    raw = _b64any(value)
     text = raw.decode("utf-8", "replace") if raw else ""
     return all(f'"{member}"' in text for member in ("k", "n", "id"))
 
@@ -232,12 +236,6 @@ def base64_pem_key_ok(value: str) -> bool | None:
         return None
     _, found, rest = raw.partition(b"PRIVATE KEY-----")
     return False if found and len(rest.strip(b"-\r\n \t")) < 16 else None
-
-
-def _b64any(value: str) -> bytes | None:
-    """Base64 or base64url, padded or not."""
-    value = value.rstrip("=").replace("-", "+").replace("_", "/")
-    return _b64decode(value[: len(value) - len(value) % 4] if len(value) % 4 == 1 else value)
 
 
 def _json_object(raw: bytes | None) -> dict[str, object] | None:
@@ -333,16 +331,18 @@ def jfrog_token_ok(value: str) -> bool | None:
     return None if (number.bit_length() + 7) // 8 == 54 else False
 
 
-VALIDATORS["jwt"] = jwt_ok
-VALIDATORS["atlassian_token"] = crc32_suffix_ok
-VALIDATORS["bitbucket_token"] = crc32_suffix_ok
-VALIDATORS["bitbucket_dc_token"] = numbered_secret_ok
-VALIDATORS["discord_bot_token"] = discord_bot_ok
-VALIDATORS["jfrog_token"] = jfrog_token_ok
-
-
-VALIDATORS["base64_der_private_key"] = der_private_key_ok
-VALIDATORS["base64_private_key"] = base64_pem_key_ok
+VALIDATORS.update(
+    {
+        "jwt": jwt_ok,
+        "atlassian_token": crc32_suffix_ok,
+        "bitbucket_token": crc32_suffix_ok,
+        "bitbucket_dc_token": numbered_secret_ok,
+        "discord_bot_token": discord_bot_ok,
+        "jfrog_token": jfrog_token_ok,
+        "base64_der_private_key": der_private_key_ok,
+        "base64_private_key": base64_pem_key_ok,
+    }
+)
 VALIDATORS["grafana_provisioned_key"] = grafana_key_ok
 
 
