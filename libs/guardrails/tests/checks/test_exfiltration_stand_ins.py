@@ -257,3 +257,23 @@ def test_a_google_client_id_alone_is_public_and_is_reported_with_its_secret() ->
         f'GOOGLE_CLIENT_ID="{client}"\n\nGOOGLE_CLIENT_SECRET="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"'
     )
     assert client in paired and "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" in paired
+
+
+@pytest.mark.timeout(60)  # a hang guard, not a speed figure: each text takes well under a second
+@pytest.mark.parametrize(
+    "text",
+    [
+        'password = "' + "Pass" * 50_000 + '"',  # took 79 s at 100 kB while name patterns were unbounded
+        "api_key_" * 25_000,
+        "<add" + ' key="password" ' * 12_000,
+        "mysql -u x " * 18_000,
+        "curl a " * 28_000,
+        '("password", ' * 15_000,
+        'PASSWORD = os.environ.get("' * 7_000,
+    ],
+    ids=["password-word-run", "key-name-run", "open-tag", "mysql-line", "curl-line", "tuples", "getenv"],
+)
+def test_long_adversarial_outputs_are_scanned_in_one_pass(text: str) -> None:
+    # a model's output can be long and repetitive: every context pattern bounds its name and gap lengths, so
+    # the scan is linear and a repeated credential word cannot stall the output check
+    assert _found(text) == []

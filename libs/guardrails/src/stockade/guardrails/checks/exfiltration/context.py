@@ -28,7 +28,7 @@ _KEY = (
 )
 # a name holding a credential word that ends there or at a camelCase or separator boundary (api_key, apiKeyV2,
 # passwords; not pwsh-session or tokenizer)
-_KEYED = rf"[\w.\-]*?(?:{_KEY_WORDS})s?(?-i:(?![a-z]))[\w.\-]*"
+_KEYED = rf"[\w.\-]{{0,60}}?(?:{_KEY_WORDS})s?(?-i:(?![a-z]))[\w.\-]{{0,30}}"
 # a value opening: a constructor or string prefix, quotes, an auth scheme (Authorization: "token X")
 _OPEN = (
     r"(?:(?:new[ \t]+)?(?:(?-i:[A-Z])\w{0,24}|str|bytes|string|\[\]byte|Buffer\.from)\((?=[ \t]*[bruf]?[\"'`])[ \t]*)?"
@@ -51,8 +51,8 @@ _DIRECTIVE = re.compile(
 )
 # a default in code: SECRET := getenv("X", "value"), PASSWORD = os.environ.get("X") or "value"
 _ENV_DEFAULT = re.compile(
-    rf"(?i)(?P<key>(?<![\w.\-]){_KEYED})[ \t]*:?=[ \t]*[\w.$]*?(?:getenv|environ\.get|env\.get|fetch|getProperty)\("
-    r"[ \t]*[\"'][^\"'\n]*[\"'][ \t]*(?:,[ \t]*|\)[ \t]*(?:or|\|\||\?\?|\?:)[ \t]*)[\"'](?P<value>[^\"'\s]{4,})"
+    rf"(?i)(?P<key>(?<![\w.\-]){_KEYED})[ \t]*:?=[ \t]*[\w.$]{{0,60}}?(?:getenv|environ\.get|env\.get|fetch|getProperty)\("
+    r"[ \t]*[\"'][^\"'\n]{0,200}[\"'][ \t]*(?:,[ \t]*|\)[ \t]*(?:or|\|\||\?\?|\?:)[ \t]*)[\"'](?P<value>[^\"'\s]{4,})"
 )
 # a lookup with a default: os.getenv("DB_PASSWORD", "v"), config.get('api_key', default='v'),
 # process.env.API_TOKEN || "v"
@@ -72,13 +72,13 @@ _TUPLE = re.compile(
 )
 # a credential-named method given one literal: setPassword("v"), .apiKey("v"), withToken('v')
 _SETTER = re.compile(
-    rf"(?i)(?P<key>(?:\.[ \t]*|\b(?:set|with)_?)\w*?(?:{_KEY_WORDS})\w*)[ \t]*\([ \t]*[bru]?[\"'`]"
+    rf"(?i)(?P<key>(?:\.[ \t]*|\b(?:set|with)_?)\w{{0,60}}?(?:{_KEY_WORDS})\w{{0,30}})[ \t]*\([ \t]*[bru]?[\"'`]"
     r"(?P<value>[^\"'`\s]{4,})[\"'`][ \t]*\)"
 )
 # a user and password pair given to a credential constructor or a connection:
 # new PasswordAuthentication("u", "v"), auth=('u', 'v'), DriverManager.getConnection(url, "u", "v")
 _PAIR_CALL = re.compile(
-    r"(?i)(?:\b[A-Za-z_]*(?:pass|credential|auth|login)[A-Za-z_]*[ \t]*=?[ \t]*\(|\bgetConnection\([^,()\n]*,)"
+    r"(?i)(?:\b[A-Za-z_]{0,40}(?:pass|credential|auth|login)[A-Za-z_]{0,40}[ \t]*=?[ \t]*\(|\bgetConnection\([^,()\n]{0,200},)"
     r"[ \t]*[bru]?[\"'][^\"'\n]{1,64}[\"'][ \t]*,[ \t]*[bru]?[\"'](?P<value>[^\"'\s]{4,})[\"']"
 )
 # a .netrc entry: machine host login user password v
@@ -92,19 +92,19 @@ _CURLOPT = re.compile(
 # CMD rules. --pass X, --passwd X, -pwd X and --api-key X are left out: its labels never hold them (train: three
 # such lines in two files, all unlabelled, while --password / -password / --token / -secret lines are labelled)
 _FLAG = re.compile(
-    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]*(?:pass(?:word|phrase|in|out)|token|oauth2-bearer|secret[\w\-]*))"
+    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]{0,40}(?:pass(?:word|phrase|in|out)|token|oauth2-bearer|secret[\w\-]{0,30}))"
     r"[ \t]+[\"']?(?:pass:)?(?!file:|env:|fd:|stdin)(?P<value>[^\s\"']{4,})"
 )
 # tools whose -p is a password (not a port): mysql -pX, docker login -p X, sshpass -p X, redis-cli -a X
 _TOOL_FLAG = re.compile(
-    r"(?i)\b(?:(?:mysql\w*|mariadb\w*)\b[^\n]*?\s(?P<key>-p)(?=[^\s-])"
-    r"|(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|sshpass)\b[^\n]*?\s(?P<key2>-p)[ \t]+"
-    r"|redis-cli\b[^\n]*?\s(?P<key3>-a)[ \t]+)[\"']?(?P<value>[^\s\"']{4,})"
+    r"(?i)\b(?:(?:mysql\w*|mariadb\w*)\b[^\n]{0,300}?\s(?P<key>-p)(?=[^\s-])"
+    r"|(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|sshpass)\b[^\n]{0,300}?\s(?P<key2>-p)[ \t]+"
+    r"|redis-cli\b[^\n]{0,300}?\s(?P<key3>-a)[ \t]+)[\"']?(?P<value>[^\s\"']{4,})"
 )
 # SQL: IDENTIFIED BY inside a CREATE/ALTER USER|LOGIN|ROLE or GRANT statement (in prose, "identified by `x`"
 # is not a password), and PASSWORD 'X'
 _SQL_IDENTIFIED = re.compile(
-    r"(?i)\b(?:(?:create|alter)\s+(?:user|login|role)|grant)\b[^;\n]*?\b"
+    r"(?i)\b(?:(?:create|alter)\s+(?:user|login|role)|grant)\b[^;\n]{0,300}?\b"
     r"(?P<key>identified\s+(?:with\s+\w+\s+)?by)\s+[\"']?(?P<value>[^\s\"';]{4,})"
 )
 _SQL = re.compile(r"(?i)\b(?P<key>password)\s+[\"'](?P<value>[^\s\"';]{4,})")
@@ -116,16 +116,16 @@ _SQL_WITH = re.compile(
 # <password>v</password>, and a value on its own line(s) inside the element, quoted or not (a wrapped base64
 # token): the first word is the candidate, at most three more words may follow before the closing tag
 _XML = re.compile(
-    r"(?i)<(?P<key>[\w:\-]*(?:pass\w*|secret|token|pwd|api[_\-]?key)[\w:\-]*)(?:\s[^>]*)?>"
+    r"(?i)<(?P<key>[\w:\-]{0,60}(?:pass\w{0,30}|secret|token|pwd|api[_\-]?key)[\w:\-]{0,30})(?:\s[^>]{0,1000})?>"
     r"(?:[ \t]*\r?\n\s*)?[\"']?(?P<value>[^<\s\"']{4,})[\"']?(?:\s+[^<\s]+){0,3}\s*</"
 )
 # <add key="ApiSecret" value="v"/>, <property name="password" value="v"/>, <entry key="db.password">v</entry>
 _XML_PAIR = re.compile(
-    rf"(?i)<[\w:.\-]+\s[^>]*?\b(?:key|name|type|id)[ \t]*=[ \t]*[\"'](?P<key>{_KEYED})[\"']"
-    r"(?:[^>]*?\bvalue[ \t]*=[ \t]*[\"'](?P<value>[^\"'\s]{4,})[\"']|[^>]*>(?P<value2>[^<\s]{4,})</)"
+    rf"(?i)<[\w:.\-]{{1,60}}\s[^>]{{0,1000}}?\b(?:key|name|type|id)[ \t]*=[ \t]*[\"'](?P<key>{_KEYED})[\"']"
+    r"(?:[^>]{0,1000}?\bvalue[ \t]*=[ \t]*[\"'](?P<value>[^\"'\s]{4,})[\"']|[^>]{0,1000}>(?P<value2>[^<\s]{4,})</)"
 )
 _CURL_USER = re.compile(
-    r"(?i)\bcurl\b[^\n]*?\s(?P<key>-[uU]|--(?:proxy-)?user)\s+[\"']?[^:\s\"']*:(?P<value>[^\s\"']{4,})"
+    r"(?i)\bcurl\b[^\n]{0,500}?\s(?P<key>-[uU]|--(?:proxy-)?user)\s+[\"']?[^:\s\"']{0,100}:(?P<value>[^\s\"']{4,})"
 )
 _SECURE_STRING = re.compile(r"(?i)(?P<key>ConvertTo-SecureString)\s+[\\\"']*(?P<value>[^\s\"'\\]{4,})")
 PATTERNS: dict[str, re.Pattern[str]] = {
