@@ -301,3 +301,16 @@ def test_vendor_formats_from_public_rule_sets(text: str, rule: str) -> None:
 def test_jose_token_needs_a_jose_header() -> None:
     # eyJ + base64 of JSON without alg/enc: not a token header
     assert "jose_token" not in _rules("eyJuYW1lIjoiYm9iIiwiYWdlIjo0Mn0.Zm9vYmFyYmF6cXV4")
+
+
+@pytest.mark.timeout(30)  # a hang guard, not a speed figure: each text takes a second or two
+@pytest.mark.parametrize(
+    "text",
+    ["a." * 100_000, "1." * 100_000, "![" * 200_000, "![x](http://a " * 7_000],
+    ids=["dotted-words", "dotted-digits", "open-images", "unclosed-images"],
+)
+def test_long_repetitive_output_is_judged_in_one_pass(check: ExfiltrationCheck, text: str) -> None:
+    # the address and markdown-image patterns bound their parts, so these take a linear scan (the address pattern
+    # took about 5 s on 40 kB of "a.a.a..." and 80 s on these 200 kB while its local part was unbounded)
+    result = check.evaluate(text)
+    assert result.error is None and not any(f.type == "EMAIL_ADDRESS" for f in result.findings)

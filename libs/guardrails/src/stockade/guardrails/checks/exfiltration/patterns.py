@@ -10,11 +10,13 @@ from stockade.guardrails.checks.exfiltration.config import AbnormalPatternsConfi
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z0-9_\-]{16,}={0,2}")
 _HEX = re.compile(r"\b(?:0x)?[0-9a-fA-F]{16,}\b")
-_MD_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?(https?://[^\s)>]+)>?[^)]*\)")
+# lengths are bounded so that a scan stays linear on adversarial output ("![![![...", "a.a.a.a..."): alt text and
+# title up to 1,000 characters; an address's local part up to 64 and each domain label up to 63 (RFC 5321)
+_MD_IMAGE = re.compile(r"!\[[^\]\n]{0,1000}\]\(\s*<?(https?://[^\s)>]+)>?[^)]{0,1000}\)")
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
 
 _BULK = {
-    "EMAIL_ADDRESS": re.compile(r"\b[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+\b"),
+    "EMAIL_ADDRESS": re.compile(r"\b[\w.+\-]{1,64}@[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,8}\b"),
     "PHONE_NUMBER": re.compile(r"(?<![\w+])(?:\+?\d{1,3}[\s.\-]?)?\(?\d{3}\)?[\s.\-]\d{3}[\s.\-]\d{4}\b"),
     "US_SSN": re.compile(r"\b\d{3}-\d{2}-\d{4}\b"),
     "CREDIT_CARD": re.compile(r"\b(?:\d[ \-]?){13,19}\b"),
