@@ -22,6 +22,7 @@ from stockade.guardrails.checks.pii.nlp import (
 from stockade.guardrails.checks.pii.person_recognizers import person_recognizers
 from stockade.guardrails.checks.pii.phi_recognizers import phi_recognizers
 from stockade.guardrails.checks.pii.phone import phone_recognizer
+from stockade.guardrails.checks.pii.url import url_recognizer
 from stockade.guardrails.extras import require
 
 FEATURE = "PII/PHI detection"
@@ -115,6 +116,9 @@ def shared_analyzer(
     if any(r.name == "PhoneRecognizer" for r in registry.recognizers):  # same results, fewer parses
         registry.remove_recognizer("PhoneRecognizer")
         registry.add_recognizer(phone_recognizer(language))
+    if any(r.name == "UrlRecognizer" for r in registry.recognizers):  # same matches, linear time
+        registry.remove_recognizer("UrlRecognizer")
+        registry.add_recognizer(url_recognizer(language))
     if with_phi:
         for recognizer in phi_recognizers(language):
             registry.add_recognizer(recognizer)

@@ -38,7 +38,8 @@ ADDRESS_PATTERNS = [
         rf"\b(?:\d{{1,6}}\s+)?(?:{_EU_PREFIX})\s+(?:[\w'.\-]+\s+){{0,5}}?\d{{1,5}}[a-zA-Z]?\b{_UNIT}",
         0.55,
     ),
-    ("eu_suffix", rf"(?i)\b(?:\d{{1,6}}\s+)?[\w\-]*(?:{_EU_SUFFIX})\s+\d{{1,5}}[a-z]?\b{_UNIT}", 0.55),
+    # the street word is bounded (40 characters before its suffix): unbounded, "1-1-1-..." took quadratic time
+    ("eu_suffix", rf"(?i)\b(?:\d{{1,6}}\s+)?[\w\-]{{0,40}}(?:{_EU_SUFFIX})\s+\d{{1,5}}[a-z]?\b{_UNIT}", 0.55),
     (
         "military",
         r"\b(?:PSC|Unit|USNS|USNV|USS|USCGC)\s+\d{3,5},?\s+Box\s+\d{3,5}(?:\s+[AFD]PO\s+A[AEP]\s+\d{5})?",
