@@ -125,7 +125,7 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         ),
         "akamai_client_token": r"\b(akab-[a-z0-9]{16}-[a-z0-9]{16})\b(?!\.\w)",  # not a host name
         "ntlm_token": r"\b(TlRMTVNTUAAD[A-Za-z0-9+/]{20,}={0,2})",
-        # Jira / Confluence PAT: base64 of a 12-digit id and ':' (validators.atlassian_pat_ok decodes it)
+        # Jira / Confluence PAT: base64 of a 12-digit id and ':' (token_structure.atlassian_pat_ok decodes it)
         "atlassian_pat": r"\b([MNO][A-Za-z0-9+/]{42}[A-Za-z0-9])\b",
         "salesforce_org_id": r"\b(00D[A-Za-z0-9]{12,15})\b",
         "heroku_token": r"\b(HRKU-(?:[A-Za-z0-9_\-]{60}|[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}))",
@@ -134,7 +134,7 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         # Azure Service Bus / Event Hubs shared access keys and SAS signatures in URLs
         "azure_shared_access_key": r"SharedAccessKey=([A-Za-z0-9+/]{43}=)",
         "azure_sas_signature": r"[?&]sig=([A-Za-z0-9%+/]{40,}(?:%3[Dd]|=)*)",
-        # a DER private key in base64 (PKCS#1 / PKCS#8): validators.der_private_key_ok reads the ASN.1 header
+        # a DER private key in base64 (PKCS#1 / PKCS#8): token_structure.der_private_key_ok reads the ASN.1 header
         "base64_der_private_key": r"(?<![A-Za-z0-9+/])(MII[A-Za-f][A-Za-z0-9+/]{8}[A-Za-z0-9+/=]{8,})",
         "grafana_provisioned_key": r"\b(eyJ[A-Za-z0-9=_\-]{60,360})(?![A-Za-z0-9=_\-.])",
         "wechat_app_id": r"\b(wx[0-9a-f]{16})\b",
@@ -180,7 +180,7 @@ KEY_FORMATS: dict[str, re.Pattern[str]] = {
         "aws_s3_bucket": r"\b([a-z0-9.\-]+\.s3(?:[.\-][a-z0-9\-]+)?\.amazonaws\.com)",
         "firebase_domain": r"\b([a-z0-9.\-]+\.firebase(?:io|app)\.com)",
         "url_credentials": r"\b[a-z][a-z0-9+.\-]{1,20}://(?:[^\s:/'\"]{0,64}:)?[^\s:/'\"]{0,64}:([^\s:@/'\"]{3,64})@[\w.\-]+",
-        # validators.basic_auth_ok decodes user:password
+        # token_structure.basic_auth_ok decodes user:password
         "basic_auth_header": r"\b(?i:basic)[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
         "bearer_auth_header": r"\b(?i:bearer)\s+([A-Za-z0-9_\-.~+/]{20,}=*)",
     }.items()

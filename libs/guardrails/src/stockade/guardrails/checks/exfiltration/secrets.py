@@ -13,8 +13,9 @@ from stockade.guardrails.checks.exfiltration.context import ContextCandidate, co
 from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
 from stockade.guardrails.checks.exfiltration.literals import REQUIRED_SUBSTRINGS
 from stockade.guardrails.checks.exfiltration.plausibility import looks_fake, shannon_entropy, stand_in_value
-from stockade.guardrails.checks.exfiltration.rules import CONTEXT_RULE, PAIRED_RULES
-from stockade.guardrails.checks.exfiltration.validators import VALIDATORS, pem_body_disproves, url_password_ok
+from stockade.guardrails.checks.exfiltration.rules import CONTEXT_RULE, EXAMPLE_LINE_RULES, PAIRED_RULES
+from stockade.guardrails.checks.exfiltration.token_structure import pem_body_disproves
+from stockade.guardrails.checks.exfiltration.validators import VALIDATORS, url_password_ok
 from stockade.guardrails.checks.exfiltration.words import wordy
 
 _NO_FAKE_FILTER = {"private_key", "x_bearer_token", "dropbox_long_term_token", "json_web_key"}
@@ -46,34 +47,6 @@ _WORDS_BY_DESIGN = {
     "json_web_key",
     "uuid",  # generated, so a hex word in one (beef, cafe) is chance
 }
-# formats whose documentation examples sit on a line that says so ("for example, AKIA...", "# Example: pk_test_...",
-# ENC(...) for a value encrypted at rest): the word within 64 characters on the same line marks the value as an
-# illustration. The families CredSweeper's general pattern group checks this way; vendor tokens with checksums
-# or their own structure are judged by those instead
-_EXAMPLE_LINE_RULES = frozenset(
-    {
-        "akamai_client_token",
-        "alibaba_access_key_id",
-        "alibaba_access_key_secret",
-        "aws_access_key_id",
-        "aws_secret_access_key",
-        "aws_appsync_key",
-        "aws_bedrock_key",
-        "aws_bedrock_short_key",
-        "aws_mws_key",
-        "aws_s3_bucket",
-        "braintree_token",
-        "defined_networking_key",
-        "doppler_token",
-        "firebase_domain",
-        "github_fine_grained_token",
-        "google_oauth_client_id",
-        "google_oauth_client_secret",
-        "picatic_key",
-        "slack_webhook",
-        "stripe_key",
-    }
-)
 _EXAMPLE_WORD = re.compile(r"(?i)example|\benc[(\[]")
 _EXAMPLE_REACH = 64
 _ENCRYPTED_PEM = re.compile(
@@ -112,7 +85,7 @@ class SecretScanner:
         hits = [
             h
             for h in hits
-            if (h.rule not in _EXAMPLE_LINE_RULES or not _example_line(text, h))
+            if (h.rule not in EXAMPLE_LINE_RULES or not _example_line(text, h))
             and (h.rule != "google_oauth_client_id" or _google_secret_near(text, h))
         ]
         hits += [SecretHit(c.start, c.end, CONTEXT_RULE, 0.8) for c in candidates if c.accepted]
