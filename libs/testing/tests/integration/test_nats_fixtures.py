@@ -72,6 +72,7 @@ async def test_factory_server_enforces_its_config(nats_server_factory) -> None:
         sub = await reader.subscribe("public.news")
         await reader.flush()
         await writer.publish("public.news", b"ok")
+        await writer.flush()  # the server has the message before we wait for it
         assert (await sub.next_msg(timeout=5)).data == b"ok"
         await reader.publish("public.news", b"denied")
         await reader.flush()
