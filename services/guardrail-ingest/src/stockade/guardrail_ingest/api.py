@@ -28,8 +28,10 @@ from stockade.guardrail_ingest.deps import IngestDep
 from stockade.guardrail_ingest.ingest import QueueUnavailableError
 from stockade.guardrails.storage.wire import DB_TYPES, BatchAccepted, DbTypeReply, GuardrailBatch
 from stockade.runtime.errors import error_response
+from stockade.runtime.storable import unstorable_at
 
 router = APIRouter(prefix="/api/v1", tags=["guardrail storage"])
+_UNSTORABLE = "a lone surrogate (\\ud800-\\udfff) in a string, or a NUL in an object key: not storable"
 
 
 def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
@@ -99,6 +101,23 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
         raise RequestValidationError(
             [{"loc": ("body",), "msg": f"invalid JSON: {exc}", "type": "json"}]
         ) from None
+    except RecursionError:
+        raise RequestValidationError(
+            [{"loc": ("body",), "msg": "invalid JSON: nested too deeply", "type": "json"}]
+        ) from None
+    where = unstorable_at(raw, nul_in_keys=True)
+    if (
+        where is not None
+    ):  # would fail to serialise for JetStream (a 503 retried forever) or to store in MongoDB
+        raise RequestValidationError(
+            [
+                {
+                    "loc": ("body", *where.split(".")) if where else ("body",),
+                    "msg": _UNSTORABLE,
+                    "type": "string",
+                }
+            ]
+        )
     events = raw.get("events") if isinstance(raw, dict) else None
     if isinstance(events, list) and len(events) > limits.max_events:
         return _too_large(

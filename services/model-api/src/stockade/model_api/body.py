@@ -10,6 +10,8 @@ from urllib.parse import parse_qsl
 from fastapi import HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 
+from stockade.runtime.storable import unstorable_at
+
 JSON_TYPE = "application/json"
 FORM_TYPE = "application/x-www-form-urlencoded"
 
@@ -53,9 +55,15 @@ async def read_json(request: Request, max_bytes: int) -> Any:
     except UnicodeDecodeError:
         invalid("the body is not UTF-8")
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        data = json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         invalid(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+    except RecursionError:
+        invalid("the JSON body is nested too deeply")
+    where = unstorable_at(data)
+    if where is not None:
+        invalid("contains a lone surrogate (\\ud800-\\udfff), which is not UTF-8", where or "body")
+    return data
 
 
 @dataclass(frozen=True)

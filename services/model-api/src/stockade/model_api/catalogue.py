@@ -17,6 +17,7 @@ from stockade.model_api.events import enqueue
 from stockade.model_api.prices import from_micros, to_micros
 from stockade.model_api.schemas import ModelIn, ModelPublic
 from stockade.model_api.tables import CatalogueModel
+from stockade.runtime.storable import is_storable
 
 Change = Literal["created", "updated", "deleted"]
 EventFor = Callable[[Change], EventEnvelope]
@@ -79,6 +80,8 @@ async def get_model(session: AsyncSession, db_config_id: str, provider: str, mod
 async def _find(
     session: AsyncSession, db_config_id: str, provider: str, model_id: str, *, lock: bool = False
 ) -> CatalogueModel | None:
+    if not (is_storable(provider) and is_storable(model_id)):
+        return None  # no row holds a NUL (PostgreSQL cannot even compare one)
     query = select(CatalogueModel).where(
         CatalogueModel.db_config_id == db_config_id,
         CatalogueModel.provider == provider,

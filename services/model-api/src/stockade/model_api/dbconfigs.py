@@ -15,6 +15,7 @@ from stockade.model_api.events import enqueue
 from stockade.model_api.schemas import DbConfigCreate, DbConfigPublic
 from stockade.model_api.tables import DbConfig
 from stockade.model_api.vocabulary import DbType
+from stockade.runtime.storable import is_storable
 
 DEFAULT_NAME = "default"
 DEFAULT_TYPE = DbType.CLICKHOUSE
@@ -60,7 +61,7 @@ async def active_config(session: AsyncSession) -> DbConfigPublic:
 
 
 async def get_config(session: AsyncSession, config_id: str) -> DbConfigPublic:
-    row = await session.get(DbConfig, config_id)
+    row = await session.get(DbConfig, config_id) if is_storable(config_id) else None
     if row is None:
         raise ConfigNotFound(f"no database configuration {config_id!r}")
     return _public(row)
@@ -93,6 +94,8 @@ async def activate_config(
 
     ``event_for(config_id)`` builds the event put into the outbox in the same transaction, only on a change.
     """
+    if not is_storable(config_id):  # no row can have this id, and PostgreSQL cannot even compare it
+        raise ConfigNotFound(f"no database configuration {config_id!r}")
     # Lock every configuration row (a handful) so two concurrent activations run one after the other.
     await session.execute(select(DbConfig.id).order_by(DbConfig.id).with_for_update())
     target = await session.get(DbConfig, config_id, populate_existing=True)

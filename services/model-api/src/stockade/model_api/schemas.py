@@ -11,9 +11,11 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from stockade.model_api.prices import parse_price, price_json
 from stockade.model_api.vocabulary import CURRENCY, Capability, DbType, ModelType
+from stockade.runtime.storable import StorableStr
 
 PROVIDER_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Control characters, and lone surrogates (not UTF-8: no database or response can carry them).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 
 Price = Annotated[Decimal | None, BeforeValidator(parse_price)]
 
@@ -112,7 +114,7 @@ class DbConfigCreate(BaseModel):
 
     name: str = Field(min_length=1, max_length=100)
     db_type: DbType
-    description: str | None = Field(default=None, max_length=500)
+    description: StorableStr | None = Field(default=None, max_length=500)
     activate: bool = False
 
     @field_validator("name")

@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
 from stockade.prompt_api.errors import BodyTooLarge
+from stockade.runtime.storable import unstorable_at
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -37,6 +38,21 @@ async def parse_body(request: Request, model: type[M], limit: int) -> M:
         raise RequestValidationError(
             [{"loc": ("body",), "msg": f"body is not valid JSON ({exc})", "type": "json_invalid"}]
         ) from None
+    except RecursionError:
+        raise RequestValidationError(
+            [{"loc": ("body",), "msg": "body is nested too deeply", "type": "json_invalid"}]
+        ) from None
+    where = unstorable_at(data)
+    if where is not None:
+        raise RequestValidationError(
+            [
+                {
+                    "loc": ("body", *where.split(".")) if where else ("body",),
+                    "msg": "contains a lone surrogate (\\ud800-\\udfff), which is not UTF-8",
+                    "type": "string_unicode",
+                }
+            ]
+        )
     try:
         return model.model_validate(data)
     except ValidationError as exc:

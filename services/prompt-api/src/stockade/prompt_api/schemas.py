@@ -5,12 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from stockade.runtime.storable import StorableStr, check_storable
 
 PromptName = Annotated[
     str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", min_length=1, max_length=128)
 ]
-ProjectId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+ProjectId = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValidator(check_storable)]
 
 
 class ChatMessage(BaseModel):
@@ -29,7 +31,7 @@ class PromptPublish(BaseModel):
     config: dict[str, Any] | None = Field(
         default=None, description="Model settings (model, temperature, ...)."
     )
-    commit_message: str | None = Field(default=None, max_length=2000)
+    commit_message: StorableStr | None = Field(default=None, max_length=2000)
 
 
 class PromptRollback(BaseModel):
@@ -39,7 +41,7 @@ class PromptRollback(BaseModel):
     version: int = Field(
         ge=1, description="The earlier version whose content becomes the new active version."
     )
-    commit_message: str | None = Field(default=None, max_length=2000)
+    commit_message: StorableStr | None = Field(default=None, max_length=2000)
 
 
 class PromptVersionPublic(BaseModel):
@@ -71,10 +73,10 @@ class SkillPublish(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     project_id: ProjectId
-    skill_name: str = Field(min_length=1, max_length=64)
-    skill_md: str = Field(min_length=1)
+    skill_name: StorableStr = Field(min_length=1, max_length=64)
+    skill_md: StorableStr = Field(min_length=1)
     files: dict[str, str | Base64File] = Field(default_factory=dict)
-    commit_message: str | None = Field(default=None, max_length=2000)
+    commit_message: StorableStr | None = Field(default=None, max_length=2000)
 
 
 class SkillFilePublic(BaseModel):

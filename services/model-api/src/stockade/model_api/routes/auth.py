@@ -26,6 +26,7 @@ from stockade.model_api.deps import (
 )
 from stockade.model_api.pages import render
 from stockade.model_api.settings import ModelApiSettings
+from stockade.runtime.storable import is_storable
 
 router = APIRouter()
 DEFAULT_NEXT = "/models"
@@ -64,6 +65,8 @@ async def login(request: Request, db: DbDep, settings: SettingsDep) -> Response:
     check_same_origin(request, settings)
     form = await read_form(request, settings.limits.max_body_bytes)
     email, password, target = form.get("email").strip(), form.get("password"), safe_next(form.get("next"))
+    if not is_storable(email):  # no account has it, and PostgreSQL cannot compare it: counted as no e-mail
+        email = ""
     limits = settings.sign_in
     window = timedelta(seconds=limits.window_s)
     budget = await sign_in_budget(

@@ -18,6 +18,7 @@ from stockade.prompt_api.deps import (
 )
 from stockade.prompt_api.read_path import ActivePromptReader
 from stockade.prompt_api.schemas import PromptPublish, PromptRollback, PromptSummary, PromptVersionPublic
+from stockade.runtime.storable import StorableStr, is_storable
 
 router = APIRouter(prefix="/prompts", tags=["prompts"])
 
@@ -45,8 +46,13 @@ async def read_active_prompt_version(request: Request) -> Response:
     """The hot path: no dependency resolution or parameter models per request (py-spy: ~10% of its server CPU); the
     three query parameters are read as plain strings, and the reader lives on ``app.state`` (``read_path``)."""
     query = request.query_params
+    values = (query.get("api_key"), query.get("project_id"), query.get("prompt_name"))
+    if not all(value is None or is_storable(value) for value in values):
+        # A NUL cannot be bound as PostgreSQL text: it would fail the statement of every request batched with
+        # this one. Refused here, with the same 404 (it says nothing about what exists).
+        return Response(content=UNIFORM_404, status_code=404, media_type="application/json")
     reader: ActivePromptReader = request.app.state.reader
-    found = await reader.read(query.get("api_key"), query.get("project_id"), query.get("prompt_name"))
+    found = await reader.read(*values)
     if found is None:
         return Response(content=UNIFORM_404, status_code=404, media_type="application/json")
     if not_modified(request, found.etag):
@@ -59,13 +65,15 @@ async def read_active_prompt_version(request: Request) -> Response:
 
 
 @router.get("", response_model=list[PromptSummary])
-async def list_prompts(principal: ReaderDep, session: SessionDep, project_id: str) -> list[PromptSummary]:
+async def list_prompts(
+    principal: ReaderDep, session: SessionDep, project_id: StorableStr
+) -> list[PromptSummary]:
     return await prompts.list_prompts(session, principal, project_id)
 
 
 @router.get("/{prompt_name}/versions", response_model=list[PromptVersionPublic])
 async def prompt_versions(
-    principal: ReaderDep, session: SessionDep, prompt_name: str, project_id: str
+    principal: ReaderDep, session: SessionDep, prompt_name: StorableStr, project_id: StorableStr
 ) -> list[PromptVersionPublic]:
     return await prompts.history(session, principal, project_id, prompt_name)
 
@@ -84,7 +92,7 @@ async def publish_prompt(
 @router.post("/{prompt_name}/rollback", status_code=201, response_model=PromptVersionPublic)
 async def rollback_prompt(
     request: Request,
-    prompt_name: str,
+    prompt_name: StorableStr,
     principal: WriterDep,
     sessions: SessionsDep,
     settings: SettingsDep,

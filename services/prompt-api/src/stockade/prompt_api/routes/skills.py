@@ -18,6 +18,7 @@ from stockade.prompt_api.conditional import not_modified, response_304
 from stockade.prompt_api.deps import ReaderDep, RelayDep, SessionDep, SessionsDep, SettingsDep, WriterDep
 from stockade.prompt_api.schemas import SkillDetail, SkillPublish, SkillSummary, SkillVersionPublic
 from stockade.prompt_api.skill_format import check_path, check_skill_name
+from stockade.runtime.storable import StorableStr
 
 router = APIRouter(prefix="/skills", tags=["skills"])
 
@@ -25,13 +26,17 @@ VersionQuery = Annotated[int | None, Query(ge=1, description="An earlier version
 
 
 @router.get("", response_model=list[SkillSummary])
-async def list_skills(principal: ReaderDep, session: SessionDep, project_id: str) -> list[SkillSummary]:
+async def list_skills(
+    principal: ReaderDep, session: SessionDep, project_id: StorableStr
+) -> list[SkillSummary]:
     await skills.require_member(session, principal, project_id)
     return await skills.list_skills(session, project_id)
 
 
 @router.get("/index.json")
-async def skills_index(principal: ReaderDep, session: SessionDep, project_id: str) -> dict[str, list[str]]:
+async def skills_index(
+    principal: ReaderDep, session: SessionDep, project_id: StorableStr
+) -> dict[str, list[str]]:
     await skills.require_member(session, principal, project_id)
     listed = await skills.list_skills(session, project_id)
     return {"skills": [s.skill_name for s in listed if s.active_version is not None]}
@@ -50,7 +55,11 @@ async def publish_skill(
 
 @router.get("/{skill_name}", response_model=SkillDetail)
 async def skill_detail(
-    principal: ReaderDep, session: SessionDep, skill_name: str, project_id: str, version: VersionQuery = None
+    principal: ReaderDep,
+    session: SessionDep,
+    skill_name: str,
+    project_id: StorableStr,
+    version: VersionQuery = None,
 ) -> SkillDetail:
     check_skill_name(skill_name)
     await skills.require_member(session, principal, project_id)
@@ -63,7 +72,7 @@ async def skill_md(
     principal: ReaderDep,
     session: SessionDep,
     skill_name: str,
-    project_id: str,
+    project_id: StorableStr,
     version: VersionQuery = None,
 ) -> Response:
     check_skill_name(skill_name)
@@ -80,7 +89,11 @@ async def skill_md(
 
 @router.get("/{skill_name}/index.json")
 async def skill_index(
-    principal: ReaderDep, session: SessionDep, skill_name: str, project_id: str, version: VersionQuery = None
+    principal: ReaderDep,
+    session: SessionDep,
+    skill_name: str,
+    project_id: StorableStr,
+    version: VersionQuery = None,
 ) -> dict[str, Any]:
     check_skill_name(skill_name)
     await skills.require_member(session, principal, project_id)
@@ -95,7 +108,7 @@ async def skill_file(
     session: SessionDep,
     skill_name: str,
     path: str,
-    project_id: str,
+    project_id: StorableStr,
     version: VersionQuery = None,
 ) -> Response:
     check_skill_name(skill_name)
