@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         serve_health,
     )
     from stockade.runtime.outbox import OutboxColumns, OutboxRelay, enqueue, given_connection
+    from stockade.runtime.security_headers import install_security_headers
     from stockade.runtime.settings import (
         DatabaseSettings,
         HttpSettings,
@@ -56,6 +57,7 @@ _EXPORTS = {
     "OutboxRelay": "outbox",
     "enqueue": "outbox",
     "given_connection": "outbox",
+    "install_security_headers": "security_headers",
     "DatabaseSettings": "settings",
     "HttpSettings": "settings",
     "LogSettings": "settings",
@@ -88,6 +90,7 @@ __all__ = [
     "given_connection",
     "health_router",
     "install_error_handlers",
+    "install_security_headers",
     "nats_check",
     "nats_lifespan",
     "normalise_url",

@@ -7,7 +7,7 @@ before the lifespan starts; on shutdown the NATS connection drains and the engin
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +20,7 @@ from stockade.runtime.db import create_engine, session_factory
 from stockade.runtime.errors import install_error_handlers
 from stockade.runtime.health import ReadinessCheck, database_check, health_router, nats_check
 from stockade.runtime.nats import connect_nats, drain, serve_health
+from stockade.runtime.security_headers import install_security_headers
 from stockade.runtime.settings import ServiceSettings
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,10 @@ def create_service_app(
     uses_nats: bool = True,
     on_startup: Hook | None = None,
     on_shutdown: Hook | None = None,
+    security_headers: Mapping[str, str | None] | None = None,
 ) -> FastAPI:
+    """``security_headers``: overrides of :data:`stockade.runtime.security_headers.DEFAULT_HEADERS` (a service
+    with browser pages passes its own content security policy)."""
     state = ServiceState(settings=settings)
 
     @asynccontextmanager
@@ -81,5 +85,6 @@ def create_service_app(
     app = FastAPI(title=title, lifespan=lifespan)
     app.state.service = state
     install_error_handlers(app)
+    install_security_headers(app, security_headers)
     app.include_router(health_router(settings.service_name, state.readiness))
     return app

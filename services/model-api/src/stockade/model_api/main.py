@@ -6,8 +6,6 @@ migrations, starts the outbox relay (events to JetStream after the commit) and a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -25,10 +23,11 @@ from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.app import ServiceState, create_service_app
 from stockade.runtime.errors import error_response
 
+# The console's pages load the service's own script and styles: its policy replaces the API default (which
+# allows nothing); the other headers are stockade.runtime's defaults.
 SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'; "
+    "object-src 'none'",
     "Referrer-Policy": "same-origin",
 }
 
@@ -58,17 +57,9 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
         health_subject=subjects.MODEL_HEALTH,
         on_startup=on_startup,
         on_shutdown=on_shutdown,
+        security_headers=SECURITY_HEADERS,
     )
     _install_handlers(app)
-
-    @app.middleware("http")
-    async def security_headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
-        return response
 
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
     for module in (auth, api, console_models, console_settings):

@@ -25,6 +25,7 @@ from stockade.runtime import (
     error_response,
     health_router,
     install_error_handlers,
+    install_security_headers,
     normalise_url,
     session_factory,
 )
@@ -65,6 +66,7 @@ def create_app(settings: PromptApiSettings | None = None, *, configure_logs: boo
     app = FastAPI(title="Stockade prompt-api", version="1", lifespan=lifespan)
     app.state.settings = settings
     install_error_handlers(app)
+    install_security_headers(app)
     for exc_type, (status, code) in _STATUS.items():
         app.add_exception_handler(exc_type, _handler(status, code))
     app.include_router(

@@ -82,9 +82,7 @@ async def skill_md(
     tag = f'"{hashlib.sha256(data).hexdigest()}"'
     if not_modified(request, tag):
         return response_304(tag)
-    return Response(
-        data, media_type="text/markdown; charset=utf-8", headers={"ETag": tag, "Cache-Control": "no-cache"}
-    )
+    return Response(data, media_type="text/markdown; charset=utf-8", headers=_file_headers("SKILL.md", tag))
 
 
 @router.get("/{skill_name}/index.json")
@@ -119,7 +117,23 @@ async def skill_file(
     tag = f'"{sha}"'
     if not_modified(request, tag):
         return response_304(tag)
-    return Response(data, media_type=_media_type(path), headers={"ETag": tag, "Cache-Control": "no-cache"})
+    return Response(data, media_type=_media_type(path), headers=_file_headers(path.rsplit("/", 1)[-1], tag))
+
+
+# A skill file is data for agents, never a page: a browser that opens one (a published page.html or image.svg,
+# with the key in the query string) downloads it instead of rendering it, and a sandbox with no sources would
+# keep its script from running or sending anything even if it rendered. Names are [A-Za-z0-9._-] (check_path).
+FILE_CSP = "sandbox; default-src 'none'"
+
+
+def _file_headers(name: str, etag: str) -> dict[str, str]:
+    return {
+        "ETag": etag,
+        "Cache-Control": "no-cache",
+        "Content-Disposition": f'attachment; filename="{name}"',
+        "Content-Security-Policy": FILE_CSP,
+        "X-Content-Type-Options": "nosniff",
+    }
 
 
 def _media_type(path: str) -> str:
