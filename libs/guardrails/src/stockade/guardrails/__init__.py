@@ -17,7 +17,9 @@ from stockade.guardrails.errors import (
     MissingExtraError,
     PrivilegeError,
 )
+from stockade.guardrails.llm.checked_memory import CheckedMessages
 from stockade.guardrails.llm.config import ModelConfig
+from stockade.guardrails.llm.message_checks import MessageCheck
 from stockade.guardrails.llm.messages import (
     ChatMessage,
     ChatRequest,
@@ -120,9 +122,11 @@ __all__ += [
     "Approval",
     "ChatMessage",
     "ChatRequest",
+    "CheckedMessages",
     "GenerationResult",
     "InMemoryCounterStore",
     "LLMRails",
+    "MessageCheck",
     "ModelConfig",
     "ModelProvider",
     "ModelProviderError",

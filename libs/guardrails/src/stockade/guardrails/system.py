@@ -1,8 +1,8 @@
-"""GuardrailSystem: the content checks of the input and output rails (spec 1, 3, 6.2).
+"""GuardrailSystem: the content checks of the input, output and context rails (spec 1, 3, 6.2).
 
-``check_input``/``check_output`` run every enabled check for that stage concurrently and return a
-:class:`~stockade.guardrails.verdict.Verdict`. They work on any string payload (model input or output, an
-agent-to-agent message), so the trust boundary can reuse them as a content validator.
+``check_input``/``check_output``/``check_context`` run every enabled check for that stage concurrently and
+return a :class:`~stockade.guardrails.verdict.Verdict`. They work on any string payload (model input or output,
+a tool result, an agent-to-agent message), so the trust boundary can reuse them as a content validator.
 """
 
 from __future__ import annotations
@@ -144,6 +144,21 @@ class GuardrailSystem:
         """Validate model output (includes exfiltration detection). Failure blocks or masks."""
         return await self._check(Stage.OUTPUT, text, session_id, metadata)
 
+    async def check_context(
+        self,
+        text: str,
+        *,
+        source: str | None,
+        session_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Verdict:
+        """Validate text that enters a model's context from outside the user: a tool result, a retrieved
+        document, an e-mail, a web page, another agent's output. ``source`` says which (``tool:search_web``,
+        ``document``, ``email``, ``web``); checks see it in ``ctx.source`` and events record it. Runs the
+        checks whose stages include ``context``; a failing check blocks unless ``fail_closed_context: false``.
+        """
+        return await self._check(Stage.CONTEXT, text, session_id, metadata, source=source)
+
     def check_input_sync(
         self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Verdict:
@@ -153,6 +168,19 @@ class GuardrailSystem:
         self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Verdict:
         return _run_sync(self.check_output(text, session_id=session_id, metadata=metadata), "check_output")
+
+    def check_context_sync(
+        self,
+        text: str,
+        *,
+        source: str | None,
+        session_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Verdict:
+        return _run_sync(
+            self.check_context(text, source=source, session_id=session_id, metadata=metadata),
+            "check_context",
+        )
 
     async def warmup(self) -> None:
         """Load models now instead of on the first check."""
@@ -166,18 +194,34 @@ class GuardrailSystem:
                 await close()
 
     async def _check(
-        self, stage: Stage, text: str, session_id: str | None, metadata: dict[str, Any] | None
+        self,
+        stage: Stage,
+        text: str,
+        session_id: str | None,
+        metadata: dict[str, Any] | None,
+        *,
+        source: str | None = None,
     ) -> Verdict:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
+        if source is not None and not isinstance(source, str):
+            raise TypeError(f"source must be str or None, not {type(source).__name__}")
         ctx = CheckContext(
-            stage=stage, session_id=session_id, metadata=dict(metadata or {}), recorder=self.recorder
+            stage=stage,
+            session_id=session_id,
+            source=source,
+            metadata=dict(metadata or {}),
+            recorder=self.recorder,
         )
         slots = [s for s in self._slots if stage in s.check.stages]
         if not slots:
             return Verdict.allow(stage.value)
         checks_cfg = self.config.guardrails.checks
-        fail_closed = checks_cfg.fail_closed_input if stage is Stage.INPUT else checks_cfg.fail_closed_output
+        fail_closed = {
+            Stage.INPUT: checks_cfg.fail_closed_input,
+            Stage.OUTPUT: checks_cfg.fail_closed_output,
+            Stage.CONTEXT: checks_cfg.fail_closed_context,
+        }[stage]
         return await run_checks(slots, text, ctx, fail_closed)
 
 

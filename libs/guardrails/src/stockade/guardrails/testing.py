@@ -30,7 +30,7 @@ class FakeClassifier:
     """A :class:`~stockade.guardrails.checks.base.ContentCheck` that flags words.
 
     ``rules`` maps a lower-case word to ``(finding type, action)``. ``delay_s`` makes it slow, ``error``
-    makes it raise; ``calls`` counts runs.
+    makes it raise; ``calls`` counts runs and ``seen`` keeps ``(stage, source, text)`` of each run.
     """
 
     def __init__(
@@ -50,9 +50,11 @@ class FakeClassifier:
         self.error = error
         self.score = score
         self.calls = 0
+        self.seen: list[tuple[Stage, str | None, str]] = []
 
     async def run(self, text: str, ctx: CheckContext) -> CheckResult:
         self.calls += 1
+        self.seen.append((ctx.stage, ctx.source, text))
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         if self.error is not None:

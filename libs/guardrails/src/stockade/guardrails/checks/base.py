@@ -16,6 +16,8 @@ class CheckContext:
 
     stage: Stage
     session_id: str | None = None
+    source: str | None = None
+    """Where context-stage text came from, e.g. ``tool:search_web``, ``document``, ``email``, ``web``."""
     metadata: dict[str, Any] = field(default_factory=dict)
     recorder: EventRecorder = field(default_factory=NullRecorder)
 

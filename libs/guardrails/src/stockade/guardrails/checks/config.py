@@ -226,7 +226,9 @@ class OpenAIEncoderConfig(Strict):
 class ClassificationConfig(CheckSettings):
     """``guardrails.checks.classification``: semantic routing over jailbreak / malicious / injection."""
 
-    stages: list[Stage] = Field(default_factory=lambda: [Stage.INPUT], description="Rails it runs on.")
+    stages: list[Stage] = Field(
+        default_factory=lambda: [Stage.INPUT, Stage.CONTEXT], description="Rails it runs on."
+    )
     encoder_type: EncoderType | None = Field(
         default=None,
         description="minilm, sentence_transformers or openai; None: env ENCODER_TYPE, else minilm.",
@@ -265,6 +267,11 @@ class ContentChecksConfig(Strict):
 
     fail_closed_input: bool = Field(default=True, description="A failing input check blocks.")
     fail_closed_output: bool = Field(default=True, description="A failing output check blocks.")
+    fail_closed_context: bool = Field(
+        default=True,
+        description="A failing context check (tool result, document, e-mail, web page) blocks: text an "
+        "attacker controls must not reach the model unchecked because it made a check time out.",
+    )
     pii: PiiConfig = Field(default_factory=PiiConfig, description="PII/PHI detection and masking.")
     sensitive_data: SensitiveDataConfig = Field(
         default_factory=SensitiveDataConfig, description="Transformer sensitive-data detection."

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from typing import Any
 
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.masking import apply_masks
@@ -45,19 +46,22 @@ def _failed(name: str, error: str, closed: bool) -> CheckResult:
 
 def _check_event(result: CheckResult, ctx: CheckContext) -> GuardrailEvent:
     types = Counter(f.type for f in result.findings)
+    payload: dict[str, Any] = {
+        "stage": ctx.stage.value,
+        "duration_ms": round(result.duration_ms, 3),
+        "score": result.score,
+        "finding_types": dict(types),
+        "error": result.error,
+    }
+    if ctx.source is not None:
+        payload["source"] = ctx.source
     return GuardrailEvent(
         kind=EventKind.CHECK,
         name=result.check,
         session_id=ctx.session_id,
         run_id=ctx.run_id,
         action=result.action.value,
-        payload={
-            "stage": ctx.stage.value,
-            "duration_ms": round(result.duration_ms, 3),
-            "score": result.score,
-            "finding_types": dict(types),
-            "error": result.error,
-        },
+        payload=payload,
     )
 
 

@@ -8,10 +8,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Stage(StrEnum):
-    """Where a check runs: on the model's input or on its output."""
+    """Where a check runs: the user's input, the model's output, or context (text that enters the model's
+    context from outside the user: tool results, retrieved documents, e-mails, web pages, another agent's output).
+    """
 
     INPUT = "input"
     OUTPUT = "output"
+    CONTEXT = "context"
 
 
 class Strict(BaseModel):
@@ -25,11 +28,12 @@ class CheckSettings(Strict):
 
     enabled: bool = Field(default=True, description="Run this check.")
     stages: list[Stage] = Field(
-        default_factory=lambda: [Stage.INPUT, Stage.OUTPUT], description="Rails (input/output) it runs on."
+        default_factory=lambda: [Stage.INPUT, Stage.OUTPUT],
+        description="Rails it runs on: input, output, context.",
     )
     timeout_s: float = Field(default=5.0, gt=0, description="Per-run timeout; a timeout counts as a failure.")
     fail_closed: bool | None = Field(
         default=None,
         description="Block when the check fails (timeout, crash, service down). None: the stage default "
-        "(checks.fail_closed_input / checks.fail_closed_output).",
+        "(checks.fail_closed_input / fail_closed_output / fail_closed_context).",
     )

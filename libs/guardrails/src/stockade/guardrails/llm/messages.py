@@ -5,18 +5,53 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Role = Literal["system", "user", "assistant", "tool"]
 
 
 class ChatMessage(BaseModel):
-    """One message of a conversation."""
+    """One message of a conversation.
+
+    External content (text from outside the user) is a message with role ``tool`` (a tool or function result;
+    ``name`` says which tool) or any message with ``source`` set (a retrieved document, an e-mail, a web page,
+    another agent's output). LLMRails checks it with ``check_context``; see :attr:`context_source`.
+    """
 
     model_config = ConfigDict(frozen=True)
 
-    role: Role = Field(description="system, user, assistant or tool.")
+    role: Role = Field(description="system, user, assistant or tool ('function' is read as tool).")
     content: str = Field(description="The message text.")
+    name: str | None = Field(default=None, description="The tool or function whose result this is.")
+    source: str | None = Field(
+        default=None,
+        description="Where external text came from ('document', 'email', 'web', 'agent:planner'): the "
+        "message is then checked as context whatever its role.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_shapes(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if data.get("role") == "function":  # OpenAI's legacy function result
+            data = {**data, "role": "tool"}
+        if isinstance(data.get("content"), list):
+            raise ValueError(
+                "content must be a string; content blocks are not carried: pass each tool result as its "
+                "own message with role 'tool' (and name), each document with source"
+            )
+        return data
+
+    @property
+    def context_source(self) -> str | None:
+        """The source a context check is given (``source``, else ``tool:<name>`` or ``tool`` for a tool result);
+        None when the message is not external content."""
+        if self.source is not None:
+            return self.source
+        if self.role == "tool":
+            return f"tool:{self.name}" if self.name else "tool"
+        return None
 
 
 class ToolDefinition(BaseModel):

@@ -1,8 +1,10 @@
 """LLMRails (spec 1 and 3): input rails, then the model, then output rails, then one aggregated result.
 
-- Input rails: the content checks of :class:`~stockade.guardrails.system.GuardrailSystem` on the last user
-  message (a mask replaces that message before it is sent), then the token budget over the full request. A
-  block at either means the model is **not** called.
+- Input rails: the content checks of :class:`~stockade.guardrails.system.GuardrailSystem` on every message new
+  in the session: user messages with ``check_input``, tool results and other external content with
+  ``check_context`` (see :mod:`~stockade.guardrails.llm.message_checks`; a mask replaces the text of its
+  message before it is sent), then the token budget over the full request. A block at either means the model
+  is **not** called.
 - Model: the configured provider (OpenAI, Azure OpenAI, Anthropic, Gemini, Bedrock) or any
   :class:`~stockade.guardrails.llm.providers.base.ModelProvider`.
 - Output rails: the content checks on the reply; a block withholds the reply, a mask returns the masked text.
@@ -19,12 +21,14 @@ import asyncio
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.errors import ConfigError, GuardrailError
 from stockade.guardrails.events import EventKind, EventRecorder, GuardrailEvent, NullRecorder
+from stockade.guardrails.llm.checked_memory import CheckedMessages
 from stockade.guardrails.llm.config import ModelConfig
+from stockade.guardrails.llm.message_checks import ContentRails, check_messages
 from stockade.guardrails.llm.messages import (
     ChatMessage,
     ChatRequest,
@@ -38,21 +42,7 @@ from stockade.guardrails.llm.stream import RailsStream
 from stockade.guardrails.policies.engine import PolicyEngine
 from stockade.guardrails.storage.hook import GuardrailsStorageHook
 from stockade.guardrails.storage.result import FlushResult
-from stockade.guardrails.verdict import Action, Verdict
-
-
-class ContentRails(Protocol):
-    """What LLMRails needs from GuardrailSystem: the input and output content checks."""
-
-    recorder: EventRecorder
-
-    async def check_input(
-        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
-    ) -> Verdict: ...
-
-    async def check_output(
-        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
-    ) -> Verdict: ...
+from stockade.guardrails.verdict import Action
 
 
 def _ms(start: float) -> float:
@@ -73,9 +63,11 @@ class LLMRails:
         recorder: EventRecorder | None = None,
         stream_window_chars: int = 256,
         count_requests: bool = False,
+        checked_messages: CheckedMessages | None = None,
     ) -> None:
         """``count_requests``: each generate() with a session_id also counts against the session's request
-        quota (``before_request()``), for agents that do not call that hook themselves."""
+        quota (``before_request()``), for agents that do not call that hook themselves.
+        ``checked_messages``: the memory of messages already checked per session (default: 65,536 messages)."""
         if (
             config is None
             and system is not None
@@ -95,6 +87,7 @@ class LLMRails:
         self.policies = policies or PolicyEngine(self.config, model=self.provider.model)
         self.count_requests = count_requests
         self.stream_window_chars = stream_window_chars
+        self.checked_messages = checked_messages if checked_messages is not None else CheckedMessages()
 
     def _select_model(self, name: str | None, *, required: bool) -> ModelConfig | None:
         models = self.config.models
@@ -206,22 +199,25 @@ class LLMRails:
         run_id: str | None,
         metadata: dict[str, Any] | None,
     ) -> ChatRequest | None:
-        """Content checks, then the token budget. Returns the request to send, or None when blocked."""
+        """Content checks of the new messages, then the token budget. Returns the request to send, or None."""
         start = time.perf_counter()
-        idx = request.last_user_index()
-        if idx is not None:
-            verdict = await self.system.check_input(
-                request.messages[idx].content, session_id=session_id, metadata=metadata
-            )
-            result.verdicts["input"] = verdict
-            if verdict.action is Action.BLOCK:
-                self._block(result, "input", verdict.error or "input rails blocked the request")
-            elif verdict.action is Action.MASK and verdict.masked_text is not None:
-                messages = list(request.messages)
-                messages[idx] = ChatMessage(role=messages[idx].role, content=verdict.masked_text)
-                request = request.model_copy(update={"messages": messages})
+        screening = await check_messages(
+            self.system,
+            request,
+            self.checked_messages,
+            session_id=session_id,
+            run_id=run_id,
+            metadata=metadata,
+        )
+        request = screening.request
+        result.verdicts.update(screening.verdicts())
+        result.message_checks = screening.checks
+        result.messages_already_checked = screening.already_checked
         result.timings_ms["input_rails"] = _ms(start)
-        if result.blocked_at:
+        if (blocked := screening.blocked) is not None:
+            result.blocked_message = blocked
+            reason = blocked.verdict.error or f"{blocked.stage} rails blocked the request"
+            self._block(result, "input", f"{blocked.describe()}: {reason}")
             return None
         if self._own_policies:
             self.policies.recorder = self.recorder

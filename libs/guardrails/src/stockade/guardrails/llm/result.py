@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from stockade.guardrails.llm.message_checks import MessageCheck
 from stockade.guardrails.llm.messages import TokenUsage, ToolCall
 from stockade.guardrails.verdict import Action, Verdict
 
@@ -23,7 +24,18 @@ class GenerationResult(BaseModel):
     error: str | None = Field(default=None, description="Why it was blocked.")
     model_called: bool = Field(default=False, description="Whether the model was called at all.")
     verdicts: dict[str, Verdict] = Field(
-        default_factory=dict, description="Per-check verdicts: 'input', 'token_budget', 'output'."
+        default_factory=dict,
+        description="Per-rail verdicts: 'input', 'context' (of the messages checked: the blocking one, else "
+        "the strongest), 'token_budget', 'output'.",
+    )
+    message_checks: list[MessageCheck] = Field(
+        default_factory=list, description="The messages of the request checked in this call, in order."
+    )
+    blocked_message: MessageCheck | None = Field(
+        default=None, description="The message whose check blocked the call (index, role, source, verdict)."
+    )
+    messages_already_checked: int = Field(
+        default=0, description="Messages not checked again: they passed in an earlier call of the session."
     )
     timings_ms: dict[str, float] = Field(
         default_factory=dict, description="input_rails, model, output_rails, total."
@@ -49,6 +61,9 @@ class GenerationResult(BaseModel):
             "error": self.error,
             "blocked_at": self.blocked_at,
             "model_called": self.model_called,
+            "blocked_message": _message_ref(self.blocked_message),
+            "messages_checked": len(self.message_checks),
+            "messages_already_checked": self.messages_already_checked,
             "actions": {name: v.action.value for name, v in self.verdicts.items()},
             "tool_calls": [c.name for c in self.tool_calls],
             "input_tokens": self.usage.input_tokens,
@@ -57,3 +72,9 @@ class GenerationResult(BaseModel):
             "cost": str(self.cost) if self.cost is not None else None,
             "timings_ms": dict(self.timings_ms),
         }
+
+
+def _message_ref(check: MessageCheck | None) -> dict[str, Any] | None:
+    if check is None:
+        return None
+    return {"index": check.index, "role": check.role, "source": check.source, "stage": check.stage}

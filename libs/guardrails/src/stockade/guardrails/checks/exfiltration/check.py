@@ -75,6 +75,6 @@ class ExfiltrationCheck:
 
 
 def build(config: ContentChecksConfig) -> ExfiltrationCheck:
-    if Stage.INPUT in config.exfiltration.stages:  # guarded by the config validator too
+    if {Stage.INPUT, Stage.CONTEXT} & set(config.exfiltration.stages):  # the config validator guards too
         raise ValueError("exfiltration detection is output-only")
     return ExfiltrationCheck(config.exfiltration)

@@ -85,6 +85,6 @@ class ExfiltrationConfig(CheckSettings):
     @field_validator("stages")
     @classmethod
     def _output_only(cls, v: list[Stage]) -> list[Stage]:
-        if Stage.INPUT in v:
+        if Stage.INPUT in v or Stage.CONTEXT in v:
             raise ValueError("exfiltration detection is output-only")
         return v
