@@ -87,3 +87,40 @@ def test_invalid_front_matter(md):
 def test_skill_md_size_limit():
     with pytest.raises(InvalidContent, match="limit"):
         check_skill("my-skill", MD + "x" * 100, {}, LimitSettings(max_skill_md_bytes=60))
+
+
+def _billion_laughs(levels: int = 9) -> str:
+    """Nine levels of nine aliases: 396 bytes of YAML, 9**9 = 387,420,489 strings once expanded."""
+    lines = [
+        "name: my-skill",
+        "description: Does things.",
+        "metadata:",
+        "  a: &a [" + ",".join(['"lol"'] * 9) + "]",
+    ]
+    previous = "a"
+    for label in "bcdefghijklmnop"[: levels - 1]:
+        lines.append(f"  {label}: &{label} [" + ",".join([f"*{previous}"] * 9) + "]")
+        previous = label
+    return "---\n" + "\n".join(lines) + "\n---\nBody\n"
+
+
+@pytest.mark.timeout(30)
+def test_yaml_aliases_are_refused_before_anything_expands_them():
+    with pytest.raises(InvalidContent, match=r"YAML alias \(\*a, line 5\)"):
+        check_skill("my-skill", _billion_laughs(), {}, LimitSettings())
+    merge = MD.replace("---\nBody", "metadata:\n  base: &base {x: 1}\n  more:\n    <<: *base\n---\nBody")
+    with pytest.raises(InvalidContent, match="alias"):
+        parse_front_matter(merge)
+
+
+def test_anchors_without_aliases_and_moderate_nesting_are_fine():
+    front, _ = parse_front_matter(MD.replace("---\nBody", "metadata: &m {a: [[[[1]]]]}\n---\nBody"))
+    assert front["metadata"] == {"a": [[[[1]]]]}
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("depth", [33, 5_000])
+def test_deep_nesting_is_refused_not_a_recursion_error(depth):
+    md = MD.replace("---\nBody", "metadata: {a: " + "[" * depth + "]" * depth + "}\n---\nBody")
+    with pytest.raises(InvalidContent, match="nested deeper than 32 levels"):
+        parse_front_matter(md)

@@ -51,6 +51,38 @@ def check_path(path: str) -> str:
     return path
 
 
+MAX_YAML_DEPTH = 32
+
+
+class FrontMatterLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases and with bounded nesting.
+
+    An alias is a reference, so ``safe_load`` itself stays fast, but every later copy expands it: nine levels of
+    nine aliases (a few hundred bytes, "billion laughs") become 387 million strings when the front matter is
+    written as JSON. Nesting is bounded because the composer recurses once per level (a RecursionError, not a
+    422, at about a thousand). Anchors alone are harmless and stay allowed.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise InvalidContent(
+                f"SKILL.md front matter uses a YAML alias (*{event.anchor}, line {event.start_mark.line + 1}): "
+                "aliases (and '<<' merge keys) are not allowed; write the value out"
+            )
+        if self._depth >= MAX_YAML_DEPTH:
+            raise InvalidContent(f"SKILL.md front matter is nested deeper than {MAX_YAML_DEPTH} levels")
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def parse_front_matter(skill_md: str) -> tuple[dict[str, Any], str]:
     """Split SKILL.md into its YAML front matter and body."""
     text = skill_md.lstrip("\ufeff")
@@ -60,7 +92,7 @@ def parse_front_matter(skill_md: str) -> tuple[dict[str, Any], str]:
     if match is None:
         raise InvalidContent("SKILL.md front matter is not closed by a '---' line")
     try:
-        data = yaml.safe_load(match.group(1))
+        data = yaml.load(match.group(1), Loader=FrontMatterLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise InvalidContent(f"SKILL.md front matter is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
