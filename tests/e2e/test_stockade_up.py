@@ -157,6 +157,7 @@ def test_demo_key_works_and_data_survives_a_restart(stack):
     with httpx.Client(base_url=console, headers={"Origin": console}) as browser:
         signed_in = browser.post("/login", data={"email": user, "password": password})
         assert signed_in.status_code in (200, 303), signed_in.text
+        assert "secure" not in signed_in.headers["set-cookie"].lower()  # plain http: stockade up turns it off
         models = browser.get("/api/platform/models")
         assert models.status_code == 200, models.text
     assert httpx.get(f"{console}/api/platform/models").status_code == 401

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from stockade.identity import create_user
 from stockade.model_api.main import create_app
-from stockade.model_api.settings import ModelApiSettings, SignInSettings
+from stockade.model_api.settings import ModelApiSettings, SessionSettings, SignInSettings
 from stockade.runtime.settings import DatabaseSettings, HttpSettings, NatsSettings
 
 PASSWORD = "correct horse battery staple"
@@ -36,6 +36,9 @@ class Console:
 
 
 def make_settings(db_url: str, nats_url: str, port: int = 0, **extra) -> ModelApiSettings:
+    # Tests talk plain http: a Secure cookie (the default, "always") would not come back from httpx; "auto"
+    # still sets it on https requests.
+    extra.setdefault("session", SessionSettings(secure="auto"))
     return ModelApiSettings(
         db=DatabaseSettings(url=db_url),
         nats=NatsSettings(url=nats_url),

@@ -9,10 +9,10 @@ from stockade.runtime.errors import install_error_handlers
 from stockade.runtime.security_headers import API_CSP, DEFAULT_HEADERS, install_security_headers
 
 
-def _app(overrides=None) -> FastAPI:
+def _app(overrides=None, **kw) -> FastAPI:
     app = FastAPI()
     install_error_handlers(app)
-    install_security_headers(app, overrides)
+    install_security_headers(app, overrides, **kw)
 
     @app.get("/json")
     async def json_route() -> dict[str, int]:
@@ -31,8 +31,8 @@ def _app(overrides=None) -> FastAPI:
     return app
 
 
-async def _get(app: FastAPI, path: str) -> httpx.Response:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+async def _get(app: FastAPI, path: str, scheme: str = "http") -> httpx.Response:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=f"{scheme}://t") as client:
         return await client.get(path)
 
 
@@ -63,3 +63,11 @@ async def test_docs_pages_get_every_header_but_the_policy():
     assert docs.status_code == 200 and "content-security-policy" not in docs.headers
     assert docs.headers["x-content-type-options"] == "nosniff"
     assert (await _get(app, "/openapi.json")).headers["content-security-policy"] == API_CSP
+
+
+async def test_hsts_only_over_https():
+    assert "strict-transport-security" not in (await _get(_app(), "/json")).headers
+    assert (await _get(_app(), "/json", "https")).headers["strict-transport-security"] == "max-age=31536000"
+    shorter = await _get(_app(hsts_max_age_s=300), "/missing", "https")
+    assert shorter.headers["strict-transport-security"] == "max-age=300"
+    assert "strict-transport-security" not in (await _get(_app(hsts_max_age_s=0), "/json", "https")).headers

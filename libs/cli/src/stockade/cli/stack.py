@@ -161,12 +161,26 @@ def start_service(cfg: StackConfig, name: str) -> Child:
             log_dir=cfg.log_dir,
             cwd=Path.cwd(),
         )
-    module, prefix, port = cfg.http_services()[name]
+    module = cfg.http_services()[name][0]
+    return spawn(
+        name,
+        [sys.executable, "-m", module],
+        env=http_service_env(cfg, name),
+        log_dir=cfg.log_dir,
+        cwd=Path.cwd(),
+    )
+
+
+def http_service_env(cfg: StackConfig, name: str) -> dict[str, str]:
+    """The environment of one HTTP service under ``stockade up`` (a variable already set is kept)."""
+    _, prefix, port = cfg.http_services()[name]
     env = child_env(cfg, prefix, port)
+    if name == "model-api":  # plain http: a Secure session cookie would never come back
+        env.setdefault("MODEL_API_SESSION__SECURE", "never")
     if name == "guardrail-ingest":
         env.setdefault("GUARDRAIL_INGEST_SINK__KIND", "clickhouse")
         env.setdefault("GUARDRAIL_INGEST_SINK__URL", f"chdb:///{(cfg.state_dir / 'clickhouse').resolve()}")
-    return spawn(name, [sys.executable, "-m", module], env=env, log_dir=cfg.log_dir, cwd=Path.cwd())
+    return env
 
 
 async def wait_healthy(cfg: StackConfig, children: dict[str, Child]) -> dict[str, float]:

@@ -85,6 +85,6 @@ def create_service_app(
     app = FastAPI(title=title, lifespan=lifespan)
     app.state.service = state
     install_error_handlers(app)
-    install_security_headers(app, security_headers)
+    install_security_headers(app, security_headers, hsts_max_age_s=settings.http.hsts_max_age_s)
     app.include_router(health_router(settings.service_name, state.readiness))
     return app

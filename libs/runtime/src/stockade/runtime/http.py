@@ -9,7 +9,10 @@ from stockade.runtime.settings import ServiceSettings
 
 
 def serve(app: FastAPI, settings: ServiceSettings) -> None:
-    """Blocking: serve until a stop signal; uvicorn drains connections, then the app's lifespan closes NATS/DB."""
+    """Blocking: serve until a stop signal; uvicorn drains connections, then the app's lifespan closes NATS/DB.
+
+    With ``http.proxy_headers`` uvicorn trusts X-Forwarded-Proto/-For from ``http.forwarded_allow_ips`` only, so
+    the app sees the client's scheme (https: Secure cookies, HSTS) and address (rate limits)."""
     config = uvicorn.Config(
         app,
         host=settings.http.host,
@@ -17,6 +20,7 @@ def serve(app: FastAPI, settings: ServiceSettings) -> None:
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=10,
-        proxy_headers=False,
+        proxy_headers=settings.http.proxy_headers,
+        forwarded_allow_ips=settings.http.forwarded_allow_ips,
     )
     uvicorn.Server(config).run()

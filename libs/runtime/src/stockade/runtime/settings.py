@@ -46,10 +46,25 @@ class DatabaseSettings(BaseModel):
 
 
 class HttpSettings(BaseModel):
-    """Where an HTTP service listens."""
+    """Where an HTTP service listens, and which proxy in front of it is trusted."""
 
     host: str = Field(default="127.0.0.1", description="Bind address.")
     port: int = Field(default=8000, ge=0, le=65535, description="TCP port (0 picks a free one).")
+    proxy_headers: bool = Field(
+        default=False,
+        description="Behind a TLS-terminating proxy: take the scheme and client address from X-Forwarded-Proto "
+        "and X-Forwarded-For when the connection comes from forwarded_allow_ips (uvicorn's proxy headers).",
+    )
+    forwarded_allow_ips: str = Field(
+        default="127.0.0.1",
+        description="Comma-separated addresses or networks (CIDR) of the proxies trusted with proxy_headers; "
+        "'*' trusts every peer (only where nothing else can reach the port).",
+    )
+    hsts_max_age_s: int = Field(
+        default=365 * 24 * 3600,
+        ge=0,
+        description="Strict-Transport-Security max-age sent on requests that came over https (0: none).",
+    )
 
 
 class LogSettings(BaseModel):

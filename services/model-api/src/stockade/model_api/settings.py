@@ -18,8 +18,10 @@ class SessionSettings(BaseModel):
     cookie_name: str = Field(default="stockade_session", description="Name of the session cookie.")
     ttl_hours: float = Field(default=12.0, gt=0, le=24 * 30, description="Absolute lifetime of a session.")
     secure: Literal["auto", "always", "never"] = Field(
-        default="auto",
-        description="Secure cookie attribute: auto sets it when the request came over https.",
+        default="always",
+        description="Secure cookie attribute: always (default; browsers also keep it on http://localhost), auto "
+        "(when the request came over https, directly or per a trusted proxy: http.proxy_headers), never "
+        "(plain http on another host; stockade up sets it).",
     )
     trusted_origins: list[str] = Field(
         default_factory=list,

@@ -66,7 +66,7 @@ def create_app(settings: PromptApiSettings | None = None, *, configure_logs: boo
     app = FastAPI(title="Stockade prompt-api", version="1", lifespan=lifespan)
     app.state.settings = settings
     install_error_handlers(app)
-    install_security_headers(app)
+    install_security_headers(app, hsts_max_age_s=settings.http.hsts_max_age_s)
     for exc_type, (status, code) in _STATUS.items():
         app.add_exception_handler(exc_type, _handler(status, code))
     app.include_router(
