@@ -67,6 +67,11 @@ class AgentConfig(BaseModel):
         default=(), description="Active HMAC keys (several for rotation)."
     )
     signing_key: str | None = Field(default=None, description="Key id used by sign(); default the first key.")
+    require_capability: bool = Field(
+        default=False,
+        description="As a receiver: every message to this agent must name a capability (layer C refuses one "
+        "without; the policy's require_capability does the same for every receiver).",
+    )
 
     @model_validator(mode="after")
     def _keys_are_consistent(self) -> Self:

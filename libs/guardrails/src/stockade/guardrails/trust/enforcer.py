@@ -147,8 +147,10 @@ class AgentTrustEnforcer:
         attested = await self.verifier.check(envelope, payload, expected_receiver=receiver)
         if attested is not None:
             return attested.model_copy(update={"sender": sender, "capability": capability})
-        # Layer C: privilege isolation.
-        privilege = self._layer_c(sender, capability)
+        # Layer C: privilege isolation (the signed receiver may demand that every message name a capability).
+        privilege = self._capability_required(sender, capability, envelope.receiver) or self._layer_c(
+            sender, capability
+        )
         if privilege is not None:
             return privilege
         # Layer D: independent content re-validation.
@@ -183,6 +185,23 @@ class AgentTrustEnforcer:
                 capability=capability,
             )
         return None
+
+    def _capability_required(
+        self, sender: AgentIdentity, capability: str | None, receiver: str
+    ) -> AttestationResult | None:
+        """Layer C: without a capability the privilege check has nothing to judge, so a receiver that requires
+        one (policy ``require_capability``, or the receiver's registry entry) refuses the message."""
+        if capability is not None:
+            return None
+        target = self.registry.get(receiver)
+        if not (self.policy.require_capability or (target is not None and target.require_capability)):
+            return None
+        return AttestationResult.fail(
+            Layer.C,
+            R.CAPABILITY_REQUIRED,
+            f"messages to {receiver!r} must name a capability; agent {sender.agent_id!r} named none",
+            sender=sender,
+        )
 
     def _layer_c(self, sender: AgentIdentity, capability: str | None) -> AttestationResult | None:
         if self.policy.is_privileged(capability) and not sender.trust_level.at_least(

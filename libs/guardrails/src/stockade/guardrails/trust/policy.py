@@ -30,6 +30,12 @@ class GuardrailPolicy(BaseModel):
         default=True,
         description="Layer A: a message naming a capability is rejected unless the sender's allow-list has it.",
     )
+    require_capability: bool = Field(
+        default=False,
+        description="Layer C: a message that names no capability (neither signed into the envelope nor required "
+        "by the receiver's call) is refused, so no message skips the privilege check by omitting it. "
+        "Per receiver: the agent setting require_capability.",
+    )
 
     @model_validator(mode="after")
     def _privileged_tier_is_above_allowlisting(self) -> Self:

@@ -20,6 +20,9 @@ class AgentIdentity(BaseModel):
     agent_id: str = Field(pattern=AGENT_ID_PATTERN, description="Agent identity.")
     trust_level: TrustLevel = Field(default=TrustLevel.UNTRUSTED, description="Standing trust level.")
     capabilities: frozenset[str] = Field(default_factory=frozenset, description="Capability allow-list.")
+    require_capability: bool = Field(
+        default=False, description="As a receiver: messages to this agent must name a capability."
+    )
 
     def allows(self, capability: str) -> bool:
         return capability in self.capabilities
@@ -53,7 +56,12 @@ class AgentRegistry:
     @classmethod
     def from_config(cls, config: TrustConfig) -> AgentRegistry:
         return cls(
-            AgentIdentity(agent_id=a.id, trust_level=a.trust, capabilities=a.capabilities)
+            AgentIdentity(
+                agent_id=a.id,
+                trust_level=a.trust,
+                capabilities=a.capabilities,
+                require_capability=a.require_capability,
+            )
             for a in config.agents
         )
 

@@ -35,6 +35,7 @@ class RejectionReason(StrEnum):
     FUTURE = "future"
     REPLAY = "replay"
     PRIVILEGE_REQUIRED = "privilege_required"
+    CAPABILITY_REQUIRED = "capability_required"
     CONTENT_REJECTED = "content_rejected"
 
 
