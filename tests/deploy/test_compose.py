@@ -29,9 +29,11 @@ SCHEMA = Path(__file__).with_name("schemas") / "compose-spec.json"
 
 WAITING_CONDITIONS = {"service_healthy", "service_completed_successfully"}
 SECRET_KEY = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL", re.I)
-URL_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^:/@\s{}$]+:(?P<password>[^@\s]+)@", re.I)
+URL_PASSWORD = re.compile(
+    r"[a-z][a-z0-9+.-]*://[^:/@\s{}$]+:(?P<password>\$\{[^}]*\}|[^@\s]+)@", re.I
+)  # an interpolated password may hold spaces (its :? message)
 ABSOLUTE_HOST_PATH = re.compile(r"^(/|~|\$\{?HOME\b|[A-Za-z]:[\\/])")
-DEV_MARKER = "dev"
+REQUIRED_SECRET = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):\?[^}]+\}")
 
 
 # --- interpolation ---------------------------------------------------------------------------------------
@@ -58,17 +60,21 @@ def whole_interpolation(value: str) -> tuple[str, str | None] | None:
 
 
 def secret_value_problems(where: str, value: str, documented: str) -> list[str]:
-    """A secret must be an interpolation whose default (if any) is a documented development default."""
+    """A secret must be a required interpolation, ``${VAR:?message}`` (compose refuses to start without it: no
+    public default), and ``VAR`` must be documented in deploy/README.md."""
     parsed = whole_interpolation(value)
     if parsed is None:
-        return [f"{where}: secret in clear text; use ${{VAR:-dev-default}} or ${{VAR}}"]
+        return [f"{where}: secret in clear text; use ${{VAR:?message}}"]
     name, default = parsed
-    problems = []
-    if default and DEV_MARKER not in default.lower():
-        problems.append(f"{where}: default of ${{{name}}} does not look like a development default")
-    if default and name not in documented:
-        problems.append(f"{where}: ${{{name}}} has a default but is not documented in deploy/README.md")
-    return problems
+    if default is not None:
+        return [f"{where}: ${{{name}}} has a default (a public secret); use ${{{name}:?message}}"]
+    if REQUIRED_SECRET.fullmatch(value) is None:
+        return [
+            f"{where}: ${{{name}}} may be unset (compose would start with an empty secret); use :?message"
+        ]
+    if f"`{name}`" not in documented:
+        return [f"{where}: ${{{name}}} is not documented in deploy/README.md"]
+    return []
 
 
 # --- Dockerfiles -----------------------------------------------------------------------------------------
@@ -562,16 +568,28 @@ def test_nats_container_gets_every_variable_its_config_references(compose: dict[
     assert sorted(referenced - provided) == []
 
 
-def compose_defaults(service: dict[str, Any]) -> dict[str, str]:
-    """The environment a service gets when no variable is set on the host (defaults resolved)."""
+def compose_environment(service: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
+    """The environment a service gets with ``env`` (an .env file) set: whole interpolations resolved."""
     resolved = {}
     for key, value in environment_items(service):
         parsed = whole_interpolation(value)
-        resolved[key] = parsed[1] or "" if parsed else value
+        resolved[key] = (env.get(parsed[0]) or parsed[1] or "") if parsed else value
     return resolved
 
 
-def test_trust_broker_registry_loads_and_matches_the_nats_agents(compose: dict[str, Any]) -> None:
+def generated_env(tmp_path: Path) -> dict[str, str]:
+    """What ``stockade compose-env`` writes for docker-compose.yml, as a dict."""
+    from stockade.cli.compose_env import write_env
+
+    env_file = tmp_path / ".env"
+    write_env(COMPOSE, env_file)
+    pairs = [line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line]
+    return {name: value for name, value in pairs if not name.startswith("#")}
+
+
+def test_trust_broker_registry_loads_and_matches_the_nats_agents(
+    compose: dict[str, Any], tmp_path: Path
+) -> None:
     from stockade.guardrails.trust.keys import KeyRing
     from stockade.guardrails.trust.loading import trust_config_from_path
 
@@ -580,7 +598,8 @@ def test_trust_broker_registry_loads_and_matches_the_nats_agents(compose: dict[s
     mounted = [c for c in broker["configs"] if c["target"] == target]
     assert len(mounted) == 1
     config = trust_config_from_path(ROOT / compose["configs"][mounted[0]["source"]]["file"])
-    ring = KeyRing.from_config(config, environ=compose_defaults(broker))  # every secret_env set, 32+ bytes
+    environ = compose_environment(broker, generated_env(tmp_path))
+    ring = KeyRing.from_config(config, environ=environ)  # every secret_env set by compose-env, 32+ bytes
     agents_conf = (ROOT / "deploy" / "nats" / "agents.conf").read_text()
     nats_agents = set(re.findall(r"(?m)^\s*user:\s*([A-Za-z0-9_-]+)", agents_conf))
     assert {agent.id for agent in config.agents} == nats_agents
@@ -748,14 +767,28 @@ def test_dockerfile_parser_joins_continuations_and_skips_comments() -> None:
             "secret in clear text",
         ),
         (
-            lambda d: d["services"]["postgres"]["environment"].update(POSTGRES_PASSWORD="${PG:-Xk29fj3}"),
-            "does not look like a development default",
+            lambda d: d["services"]["postgres"]["environment"].update(
+                POSTGRES_PASSWORD="${POSTGRES_PASSWORD:-stockade-dev-password}"
+            ),
+            "has a default (a public secret)",
         ),
         (
             lambda d: d["services"]["postgres"]["environment"].update(
-                POSTGRES_PASSWORD="${UNDOCUMENTED_PASSWORD:-dev-x}"
+                POSTGRES_PASSWORD="${POSTGRES_PASSWORD}"
+            ),
+            "may be unset",
+        ),
+        (
+            lambda d: d["services"]["postgres"]["environment"].update(
+                POSTGRES_PASSWORD="${UNDOCUMENTED_PASSWORD:?set it}"
             ),
             "not documented",
+        ),
+        (
+            lambda d: d["services"]["guardrail-ingest"]["environment"].update(
+                GUARDRAIL_INGEST_SINK__URL="mongodb://stockade:${MONGO_PASSWORD:-dev-password}@mongo:27017/x"
+            ),
+            "password in URL: ${MONGO_PASSWORD} has a default",
         ),
         (
             lambda d: d["services"]["prompt-api"]["environment"].update(

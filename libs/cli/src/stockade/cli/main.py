@@ -49,6 +49,20 @@ def doctor(
     print_probes(run_probes(), as_json)
 
 
+@app.command("compose-env")
+def compose_env(
+    compose_file: Annotated[
+        Path, typer.Option(help="The compose file whose ${NAME:?...} secrets to fill.")
+    ] = Path("docker-compose.yml"),
+    env_file: Annotated[Path | None, typer.Option(help="Default: .env next to the compose file.")] = None,
+) -> None:
+    """Write random values for the secrets docker-compose.yml requires into .env (existing values are kept)."""
+    from stockade.cli.compose_env import main as write
+
+    argv = ["--compose-file", str(compose_file)] + (["--env-file", str(env_file)] if env_file else [])
+    raise typer.Exit(write(argv))
+
+
 def _mount_admin() -> None:
     try:
         from stockade.cli.admin import app as admin_app
