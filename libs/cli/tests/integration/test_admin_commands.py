@@ -130,7 +130,7 @@ def test_password_from_stdin_is_hashed(tmp_path):
         return (await s.execute(text("SELECT password_hash FROM users"))).scalar_one()
 
     stored = _in_db(url, row)
-    assert stored.startswith("scrypt$") and "s3cret-pass" not in stored
+    assert stored.startswith("$argon2id$") and "s3cret-pass" not in stored
 
 
 def test_stockade_admin_acts_on_the_directory_it_runs_in(tmp_path):

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity.errors import ConflictError, InvalidInputError, NotFoundError
 from stockade.identity.models import OrganisationPublic, ProjectPublic, UserPublic
-from stockade.identity.passwords import hash_password
+from stockade.identity.passwords import hash_in_worker
 from stockade.identity.tables import (
     APPROVER_TAG,
     Flow,
@@ -90,7 +90,7 @@ async def create_user(session: AsyncSession, email: str, password: str | None = 
     email = email.strip().lower()
     if not _EMAIL.match(email) or len(email) > 320:
         raise InvalidInputError(f"not an e-mail address: {email!r}")
-    user = User(email=email, password_hash=hash_password(password) if password else None)
+    user = User(email=email, password_hash=await hash_in_worker(password) if password else None)
     session.add(user)
     await _commit(session, f"user {email!r} exists already")
     return UserPublic.model_validate(user)

@@ -1,8 +1,9 @@
-"""Browser sessions of the console: password sign-in, server-side session rows, sign-in failure counting.
+"""Browser sessions of the console: password sign-in, server-side session rows (the sign-in rate limit is in
+``stockade.identity.sign_in_limit``, re-exported here).
 
 Only the SHA-256 of a session token is stored. The CSRF token is derived from the session token
-(HMAC-SHA256(token, "csrf")), so it needs no storage and ends with the session. Sign-in failures are rows, so
-the rate limit holds across replicas.
+(HMAC-SHA256(token, "csrf")), so it needs no storage and ends with the session. Passwords are hashed and checked
+on the hashing thread pool (``stockade.identity.passwords``), never on the event loop.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ForeignKey, Index, Integer, String, delete, func, select, update
+from sqlalchemy import ForeignKey, Index, String, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -21,13 +22,42 @@ from stockade.identity.db_types import UtcDateTime, new_id, utcnow
 from stockade.identity.directory import find_user
 from stockade.identity.errors import InvalidInputError
 from stockade.identity.models import UserPublic
-from stockade.identity.passwords import hash_password, verify_password
+from stockade.identity.passwords import hash_in_worker, hash_password, needs_rehash, verify_in_worker
+from stockade.identity.sign_in_limit import (
+    SignInBudget,
+    SignInFailure,
+    clear_sign_in_failures,
+    record_sign_in_failure,
+    reserve_sign_in_attempt,
+    sign_in_budget,
+)
 from stockade.identity.tables import Base, User
+
+__all__ = [
+    "ConsoleSession",
+    "SessionPrincipal",
+    "SignInBudget",
+    "SignInFailure",
+    "StartedSession",
+    "clear_sign_in_failures",
+    "csrf_matches",
+    "csrf_token_for",
+    "end_session",
+    "end_user_sessions",
+    "hash_token",
+    "record_sign_in_failure",
+    "reserve_sign_in_attempt",
+    "resolve_session",
+    "set_password",
+    "sign_in_budget",
+    "start_session",
+    "verify_credentials",
+]
 
 TOKEN_BYTES = 32
 MIN_PASSWORD_LENGTH = 8
 LAST_SEEN_GRANULARITY = timedelta(minutes=1)
-# Verified when the e-mail is unknown, so an unknown user costs the same scrypt work as a known one.
+# Verified when the e-mail is unknown, so an unknown user costs the same argon2 work as a known one.
 _DUMMY_PASSWORD_HASH = hash_password(secrets.token_urlsafe(16))
 
 
@@ -42,19 +72,6 @@ class ConsoleSession(Base):
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
     last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
-
-
-class SignInFailure(Base):
-    __tablename__ = "sign_in_failures"
-    __table_args__ = (
-        Index("ix_sign_in_failures_email", "email"),
-        Index("ix_sign_in_failures_client", "client"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    email: Mapped[str] = mapped_column(String(320))
-    client: Mapped[str] = mapped_column(String(64))
-    failed_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +94,6 @@ class SessionPrincipal:
     csrf_token: str
 
 
-@dataclass(frozen=True, slots=True)
-class SignInBudget:
-    """Whether another sign-in attempt is allowed now; if not, how many seconds until it is."""
-
-    allowed: bool
-    retry_after_s: int
-
-
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -101,19 +110,28 @@ async def set_password(session: AsyncSession, user: str, password: str) -> None:
     if len(password) < MIN_PASSWORD_LENGTH:
         raise InvalidInputError(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
     row = await find_user(session, user)
-    row.password_hash = hash_password(password)
+    row.password_hash = await hash_in_worker(password)
     await session.commit()
 
 
 async def verify_credentials(session: AsyncSession, email: str, password: str) -> UserPublic | None:
-    """The user whose e-mail and password match, else None (same scrypt work for unknown e-mails)."""
+    """The user whose e-mail and password match, else None (same argon2 work for unknown e-mails).
+
+    A matching hash of an older kind (scrypt, or other argon2 parameters) is replaced by a current argon2id hash
+    of the same password (upgrade on sign-in: the plaintext is only known now)."""
     row = (
         await session.execute(select(User).where(User.email == email.strip().lower()))
     ).scalar_one_or_none()
     if row is None or not row.password_hash:
-        verify_password(password, _DUMMY_PASSWORD_HASH)
+        await verify_in_worker(password, _DUMMY_PASSWORD_HASH)
         return None
-    return UserPublic.model_validate(row) if verify_password(password, row.password_hash) else None
+    if not await verify_in_worker(password, row.password_hash):
+        return None
+    user = UserPublic.model_validate(row)
+    if needs_rehash(row.password_hash):
+        row.password_hash = await hash_in_worker(password)
+        await session.commit()
+    return user
 
 
 async def start_session(session: AsyncSession, user_id: str, ttl: timedelta) -> StartedSession:
@@ -179,48 +197,3 @@ async def end_user_sessions(session: AsyncSession, user_id: str) -> int:
     )
     await session.commit()
     return int(getattr(result, "rowcount", 0))
-
-
-async def sign_in_budget(
-    session: AsyncSession,
-    email: str,
-    client: str,
-    *,
-    window: timedelta,
-    max_per_email: int,
-    max_per_client: int,
-) -> SignInBudget:
-    """Count recent failures per e-mail and per client address; refuse once either reaches its limit."""
-    since = utcnow() - window
-    email = email.strip().lower()[:320]
-    for column, value, limit in (
-        (SignInFailure.email, email, max_per_email),
-        (SignInFailure.client, client[:64], max_per_client),
-    ):
-        count, oldest = (
-            await session.execute(
-                select(func.count(), func.min(SignInFailure.failed_at)).where(
-                    column == value, SignInFailure.failed_at > since
-                )
-            )
-        ).one()
-        if count >= limit:
-            oldest_at = oldest if isinstance(oldest, datetime) else utcnow()
-            wait = (oldest_at + window - utcnow()).total_seconds()
-            return SignInBudget(False, max(1, int(wait) + 1))
-    return SignInBudget(True, 0)
-
-
-async def record_sign_in_failure(session: AsyncSession, email: str, client: str) -> None:
-    session.add(SignInFailure(email=email.strip().lower()[:320], client=client[:64], failed_at=utcnow()))
-    await session.commit()
-
-
-async def clear_sign_in_failures(session: AsyncSession, email: str, *, older_than: timedelta) -> None:
-    """After a successful sign-in: forget the e-mail's failures, and prune every row past the window."""
-    await session.execute(
-        delete(SignInFailure).where(
-            (SignInFailure.email == email.strip().lower()) | (SignInFailure.failed_at < utcnow() - older_than)
-        )
-    )
-    await session.commit()

@@ -10,8 +10,7 @@ from fastapi.responses import RedirectResponse, Response
 from stockade.identity.sessions import (
     clear_sign_in_failures,
     end_session,
-    record_sign_in_failure,
-    sign_in_budget,
+    reserve_sign_in_attempt,
     start_session,
     verify_credentials,
 )
@@ -69,7 +68,8 @@ async def login(request: Request, db: DbDep, settings: SettingsDep) -> Response:
         email = ""
     limits = settings.sign_in
     window = timedelta(seconds=limits.window_s)
-    budget = await sign_in_budget(
+    # The attempt counts as a failure before the password is checked (atomic under concurrent attempts).
+    budget = await reserve_sign_in_attempt(
         db,
         email,
         _client(request, settings),
@@ -91,8 +91,7 @@ async def login(request: Request, db: DbDep, settings: SettingsDep) -> Response:
         page.headers["Retry-After"] = str(budget.retry_after_s)
         return page
     user = await verify_credentials(db, email, password) if email and password else None
-    if user is None:
-        await record_sign_in_failure(db, email or "(empty)", _client(request, settings))
+    if user is None:  # the reserved attempt stays as the recorded failure
         return render(request, "login.html", None, 401, next=target, email=email, error=WRONG)
     await clear_sign_in_failures(db, email, older_than=window)
     ttl = timedelta(hours=settings.session.ttl_hours)
