@@ -7,7 +7,8 @@ Statuses of the POST, in the order they are checked:
 | 401 | ``ingest.api_key`` is set and X-API-Key is missing or wrong |
 | 400 | ``{db_type}`` is not one of mongodb, dynamodb, clickhouse |
 | 409 | ``{db_type}`` is valid but not the configured store (the client asks GET /db_type again) |
-| 413 | body larger than ``ingest.max_body_bytes`` (4 MiB) or more than ``ingest.max_events`` (1000) events |
+| 413 | body larger than ``ingest.max_body_bytes`` (4 MiB), more than ``ingest.max_events`` (1000) events, or |
+|     | one event that, with the run's fields copied onto it, exceeds a JetStream message (NATS max_payload) |
 | 422 | body is not JSON or does not match the schema (message names the fields) |
 | 503 | JetStream did not acknowledge in ``ingest.publish_timeout_s``: nothing accepted, retry later |
 | 202 | queued durably: ``{"accepted": n, "batch_id": ..., "duplicate": bool, "db_type": ...}`` |
@@ -25,7 +26,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from stockade.guardrail_ingest.deps import IngestDep
-from stockade.guardrail_ingest.ingest import QueueUnavailableError
+from stockade.guardrail_ingest.ingest import EventTooLargeError, QueueUnavailableError
 from stockade.guardrails.storage.wire import DB_TYPES, BatchAccepted, DbTypeReply, GuardrailBatch
 from stockade.runtime.errors import error_response
 from stockade.runtime.storable import unstorable_at
@@ -129,6 +130,8 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
         raise RequestValidationError(_locate(exc.errors())) from None
     try:
         accepted = await ingest.accept(batch)
+    except EventTooLargeError as exc:
+        return _too_large(str(exc))
     except QueueUnavailableError as exc:
         unavailable = error_response(503, "unavailable", f"event queue unavailable, retry later ({exc})")
         unavailable.headers["Retry-After"] = "1"

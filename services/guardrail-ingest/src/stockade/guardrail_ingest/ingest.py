@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nats.aio.client import Client
 from nats.js import JetStreamContext
 
-from stockade.contracts import GuardrailEventsReceived
+from stockade.guardrail_ingest.batching import EventTooLargeError, message_limit, split_batch
 from stockade.guardrail_ingest.jetstream import publish_batch
 from stockade.guardrail_ingest.records import batch_id, to_records
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
@@ -18,12 +19,16 @@ class QueueUnavailableError(RuntimeError):
     """JetStream did not acknowledge the batch in time; nothing is promised to the client (503)."""
 
 
+__all__ = ["EventTooLargeError", "Ingest", "QueueUnavailableError"]
+
+
 @dataclass
 class Ingest:
     """What the routes need: the settings, JetStream, and the sink workers' counters."""
 
     settings: GuardrailIngestSettings
     js: JetStreamContext | None = None
+    nc: Client | None = None  # its max_payload (from the server's INFO) bounds one queued message
     worker_stats: WorkerStats = field(default_factory=WorkerStats)
     workers: int = 0
 
@@ -32,20 +37,32 @@ class Ingest:
         return self.settings.sink.kind
 
     async def accept(self, batch: GuardrailBatch) -> BatchAccepted:
-        """Publish the batch and return only after JetStream acknowledged it (then it survives restarts)."""
-        if self.js is None:
+        """Publish the batch and return only after JetStream acknowledged it (then it survives restarts).
+
+        Records larger than one message may be are split into parts (see :mod:`.batching`); an event that alone
+        does not fit raises :class:`EventTooLargeError` before anything is published.
+        """
+        if self.js is None or self.nc is None:
             raise QueueUnavailableError("JetStream is not connected")
-        bid = batch_id(batch)
-        records = to_records(batch)
-        message = GuardrailEventsReceived(
-            event_id=bid, correlation_id=batch.run.run_id, db_type=self.db_type, events=records
+        parts = split_batch(
+            to_records(batch),
+            db_type=self.db_type,
+            correlation_id=batch.run.run_id,
+            limit=message_limit(self.nc.max_payload),
         )
-        try:
-            ack = await publish_batch(
-                self.js, self.settings.jetstream, message, self.settings.ingest.publish_timeout_s
-            )
-        except Exception as exc:  # timeouts, no responders, stream errors: all mean "not queued"
-            raise QueueUnavailableError(f"{type(exc).__name__}: {exc}") from exc
+        duplicates = 0
+        for part in parts:  # in order; a retried POST republishes the same parts, which JetStream drops
+            try:
+                ack = await publish_batch(
+                    self.js, self.settings.jetstream, part, self.settings.ingest.publish_timeout_s
+                )
+            except Exception as exc:  # timeouts, no responders, stream errors: all mean "not queued"
+                raise QueueUnavailableError(f"{type(exc).__name__}: {exc}") from exc
+            duplicates += bool(ack.duplicate)
         return BatchAccepted(
-            accepted=len(batch.events), batch_id=str(bid), duplicate=bool(ack.duplicate), db_type=self.db_type
+            accepted=len(batch.events),
+            batch_id=str(batch_id(batch)),
+            duplicate=duplicates == len(parts),
+            db_type=self.db_type,
+            parts=len(parts),
         )

@@ -34,7 +34,7 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
         assert state.nats is not None
         js = state.nats.jetstream()
         await ensure_stream(js, settings.jetstream)
-        ingest.js = js
+        ingest.js, ingest.nc = js, state.nats
         if settings.jetstream.workers:
             sink = build_sink(settings.sink)
             workers = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,7 +35,12 @@ RECORD_FIELDS: tuple[str, ...] = (
 
 def batch_id(batch: GuardrailBatch) -> uuid.UUID:
     """Same events, same id: a retried POST publishes with the same Nats-Msg-Id and JetStream drops it."""
-    digest = hashlib.sha256("\n".join(sorted({e.event_id for e in batch.events})).encode()).hexdigest()
+    return records_id(e.event_id for e in batch.events)
+
+
+def records_id(event_ids: Iterable[str]) -> uuid.UUID:
+    """The id of a set of events (order and repeats do not matter): a batch's, or one queued part's."""
+    digest = hashlib.sha256("\n".join(sorted(set(event_ids))).encode()).hexdigest()
     return uuid.uuid5(_BATCH_NAMESPACE, digest)
 
 

@@ -193,7 +193,7 @@ class GuardrailsStorageHook:
             return FlushResult(rid, FlushStatus.EMPTY, dropped=info.dropped_events)
         outcome = await self.sink.send(info, snapshot)
         with self._lock:  # record() only appends, so the sent events are still the first ones
-            del run.events[: outcome.sent if outcome.retryable else len(snapshot)]
+            del run.events[: outcome.done if outcome.retryable else len(snapshot)]
         if outcome.ok:
             return FlushResult(rid, FlushStatus.SENT, sent=outcome.sent, db_type=outcome.db_type)
         status = FlushStatus.FAILED if outcome.retryable else FlushStatus.REJECTED
@@ -202,8 +202,8 @@ class GuardrailsStorageHook:
             rid,
             status,
             sent=outcome.sent,
-            pending=unsent if outcome.retryable else 0,
-            rejected=0 if outcome.retryable else unsent,
+            pending=unsent - outcome.rejected if outcome.retryable else 0,
+            rejected=outcome.rejected if outcome.retryable else unsent,
             db_type=outcome.db_type,
             error=outcome.error,
         )
@@ -257,16 +257,15 @@ class GuardrailsStorageHook:
             return FlushResult(
                 run.run_id, FlushStatus.SENT, sent=outcome.sent, dropped=run.dropped, db_type=outcome.db_type
             )
-        unsent = run.events[outcome.sent :]
+        unsent = run.events[outcome.done :]
         if not outcome.retryable:
-            log.error(
-                "guardrail run %s: backend refused %d events: %s", run.run_id, len(unsent), outcome.error
-            )
+            refused = len(run.events) - outcome.sent
+            log.error("guardrail run %s: backend refused %d events: %s", run.run_id, refused, outcome.error)
             return FlushResult(
                 run.run_id,
                 FlushStatus.REJECTED,
                 sent=outcome.sent,
-                rejected=len(unsent),
+                rejected=refused,
                 dropped=run.dropped,
                 db_type=outcome.db_type,
                 error=outcome.error,
@@ -285,6 +284,7 @@ class GuardrailsStorageHook:
             FlushStatus.FAILED,
             sent=outcome.sent,
             pending=len(unsent),
+            rejected=outcome.rejected,
             dropped=run.dropped,
             db_type=outcome.db_type,
             error=outcome.error,

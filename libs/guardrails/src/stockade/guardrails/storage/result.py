@@ -42,7 +42,13 @@ class SendOutcome:
     error: str | None = None
     retryable: bool = True
     remaining: int = 0
+    rejected: int = 0  # events the backend refused one by one (413 alone); the others were sent
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def done(self) -> int:
+        """Events sent or refused for good: the first ``done`` events of the request need no resend."""
+        return self.sent + self.rejected

@@ -1,7 +1,9 @@
 """BackendGuardrailSink (spec 4.3): ``GET /api/v1/db_type`` once, then ``POST /api/v1/guardrails/{db_type}``.
 
 Retries with exponential backoff and jitter on connection errors, timeouts, 429 and 5xx; a retried POST is safe
-because the backend dedupes on ``event_id`` (and on the batch id derived from the event ids). A 409 means the
+because the backend dedupes on ``event_id`` (and on the batch id derived from the event ids). A 413 is never
+retried as it was: the batch is halved until the event the backend cannot take stands alone, and only that one
+is refused. A 409 means the
 backend's store changed since the db_type was cached: the sink asks again once and resends. Failures come back
 as a :class:`SendOutcome` value; nothing here raises into the agent.
 """
@@ -12,6 +14,7 @@ import asyncio
 import logging
 import random
 import ssl
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +36,10 @@ class _Permanent(Exception):
     """The backend refused the request; resending the same data cannot succeed."""
 
 
+class _TooLarge(_Permanent):
+    """413: the batch, or one event in it, is larger than the backend takes."""
+
+
 class _StoreChanged(Exception):
     """409: the backend is configured for another db_type than the cached one."""
 
@@ -51,23 +58,59 @@ class BackendGuardrailSink:
         return self._db_type
 
     async def send(self, run: RunInfo, events: Sequence[GuardrailEvent]) -> SendOutcome:
-        """POST ``events`` in order; stops at the first batch that fails and reports how many were sent."""
+        """POST ``events`` in order; stops at the first batch that fails and reports how far it got.
+
+        A batch refused with 413 (too many bytes, or one event too large to queue) is halved and each half sent
+        again, down to single events: an event refused alone is counted in ``rejected`` with the backend's
+        message and the rest of the run goes on.
+        """
         sent = 0
+        refused: list[str] = []
+        todo = deque(
+            events[i : i + self.config.batch_size] for i in range(0, len(events), self.config.batch_size)
+        )
         try:
             async with self._client() as client:
-                for start in range(0, len(events), self.config.batch_size):
-                    chunk = events[start : start + self.config.batch_size]
+                while todo:
+                    chunk = todo.popleft()
                     body = {
                         "run": run.model_dump(mode="json"),
                         "events": [e.model_dump(mode="json") for e in chunk],
                     }
-                    await self._post_batch(client, body)
+                    try:
+                        await self._post_batch(client, body)
+                    except _TooLarge as exc:
+                        if len(chunk) > 1:
+                            half = len(chunk) // 2
+                            todo.extendleft((chunk[half:], chunk[:half]))
+                            continue
+                        refused.append(str(exc))
+                        continue
                     sent += len(chunk)
         except _Permanent as exc:
-            return SendOutcome(sent, self._db_type, str(exc), retryable=False, remaining=len(events) - sent)
+            done = sent + len(refused)
+            return SendOutcome(
+                sent,
+                self._db_type,
+                str(exc),
+                retryable=False,
+                remaining=len(events) - done,
+                rejected=len(refused),
+            )
         except (httpx.HTTPError, _StoreChanged, ValueError) as exc:
             message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            return SendOutcome(sent, self._db_type, message, retryable=True, remaining=len(events) - sent)
+            done = sent + len(refused)
+            return SendOutcome(
+                sent,
+                self._db_type,
+                message,
+                retryable=True,
+                remaining=len(events) - done,
+                rejected=len(refused),
+            )
+        if refused:
+            error = f"{len(refused)} event(s) refused as too large, first: {refused[0]}"
+            return SendOutcome(sent, self._db_type, error, retryable=False, rejected=len(refused))
         return SendOutcome(sent, self._db_type)
 
     async def fetch_db_type(self) -> str:
@@ -128,6 +171,8 @@ class BackendGuardrailSink:
                     return data if isinstance(data, dict) else {}
                 if response.status_code == 409:
                     raise _StoreChanged(_error_text(response))
+                if response.status_code == 413:
+                    raise _TooLarge(f"{method} {path}: 413 {_error_text(response)}")
                 if response.status_code not in _RETRY_STATUSES:
                     raise _Permanent(f"{method} {path}: {response.status_code} {_error_text(response)}")
                 retry_after = _retry_after(response)

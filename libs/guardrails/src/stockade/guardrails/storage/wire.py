@@ -96,6 +96,9 @@ class BatchAccepted(BaseModel):
     batch_id: str = Field(description="Deterministic id of the batch (JetStream Nats-Msg-Id).")
     duplicate: bool = Field(default=False, description="True when this exact batch was already queued.")
     db_type: str = Field(description="Store the events go to.")
+    parts: int = Field(
+        default=1, ge=1, description="JetStream messages the batch was split into (each under max_payload)."
+    )
 
 
 class DbTypeReply(BaseModel):
