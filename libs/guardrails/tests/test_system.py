@@ -47,9 +47,13 @@ async def test_blocking_finding_blocks_with_error_naming_check() -> None:
 async def test_mask_findings_of_two_checks_are_merged_into_masked_text() -> None:
     a = FakeClassifier("a", {"alice": ("PERSON", Action.MASK)})
     b = FakeClassifier("b", {"secret": ("token", Action.MASK)})
-    verdict = await make_system(a, b).check_output("alice said secret twice")
+    verdict = await make_system(a, b).check_output("alice said secret twice, alice")
     assert verdict.passed and verdict.action is Action.MASK
-    assert verdict.masked_text == "<PERSON> said <token> twice"
+    assert verdict.masked_text == "<PERSON> said <token> twice, <PERSON>"
+    # what was masked and why, by type and count, never the values
+    assert verdict.error == "output masked: a found PERSON (2); b found token (1)"
+    masked_input = await make_system(a).check_input("alice")
+    assert masked_input.error == "input masked: a found PERSON (1)"
 
 
 async def test_checks_run_concurrently() -> None:

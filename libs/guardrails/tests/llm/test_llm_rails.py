@@ -77,6 +77,9 @@ async def test_masking_output_check_returns_masked_text(system: GuardrailSystem)
     rails = LLMRails(provider=FakeModelProvider(["the secret word"]), system=system)
     result = await rails.agenerate("hello")
     assert result.passed and result.action is Action.MASK and result.text == "the <secret> word"
+    # spec 3: an output rail that masks also returns an error saying what it masked (types, never values)
+    assert result.error == "output masked: fake found secret (1)" == result.verdicts["output"].error
+    assert result.blocked_at is None
 
 
 async def test_token_budget_blocks_before_the_model(system: GuardrailSystem) -> None:

@@ -81,6 +81,7 @@ async def test_masked_stream_releases_masked_text(system: GuardrailSystem) -> No
     released = "".join([piece async for piece in stream])
     assert "the <secret> is out" in released and " secret " not in released
     assert stream.result is not None and stream.result.action is Action.MASK
+    assert stream.result.error == "output masked: fake found secret (1)"
 
 
 async def test_stream_blocked_at_input_calls_no_model(system: GuardrailSystem) -> None:

@@ -68,7 +68,11 @@ class Verdict(BaseModel):
     masked_text: str | None = None
     risk_score: float = Field(default=0.0, ge=0.0, le=1.0)
     timings_ms: dict[str, float] = Field(default_factory=dict)
-    error: str | None = Field(default=None, description="Human-readable reason when the rail did not pass.")
+    error: str | None = Field(
+        default=None,
+        description="Why the rail blocked or masked, e.g. 'output masked: pii found EMAIL_ADDRESS (2), "
+        "PERSON (1)' (finding types and counts, never values); None when it allowed.",
+    )
 
     @property
     def blocked(self) -> bool:

@@ -78,13 +78,19 @@ async def run_checks(slots: list[CheckSlot], text: str, ctx: CheckContext, fail_
 
 
 def aggregate(stage: str, text: str, results: list[CheckResult]) -> Verdict:
-    """Strongest action wins; MASK findings of all checks are applied together to produce ``masked_text``."""
+    """Strongest action wins; MASK findings of all checks are applied together to produce ``masked_text``.
+
+    ``error`` says why the rail blocked or masked: "output masked: pii found EMAIL_ADDRESS (2), PERSON (1)"
+    (finding types and counts, never values)."""
     action = Action.strongest([r.action for r in results])
     findings = [f for r in results for f in r.findings]
     masked = None
+    error = None
     if action is Action.MASK:
         masked = apply_masks(text, findings)
-    error = None
+        error = f"{stage} masked: " + "; ".join(
+            _describe_masks(r) for r in results if r.action is Action.MASK
+        )
     if action is Action.BLOCK:
         reasons = [r.error or _describe(r) for r in results if r.action is Action.BLOCK]
         error = f"{stage} blocked: " + "; ".join(reasons)
@@ -106,3 +112,10 @@ def _describe(result: CheckResult) -> str:
         {f.type for f in result.findings if f.action is Action.BLOCK} or {f.type for f in result.findings}
     )
     return f"{result.check} found {', '.join(types) or 'a violation'}"
+
+
+def _describe_masks(result: CheckResult) -> str:
+    counts = Counter(f.type for f in result.findings if f.action is Action.MASK)
+    return f"{result.check} found " + (
+        ", ".join(f"{t} ({n})" for t, n in sorted(counts.items())) or "a violation"
+    )

@@ -297,7 +297,7 @@ class LLMRails:
         if verdict.action is Action.BLOCK:
             self._block(result, "output", verdict.error or "output rails blocked the reply")
         elif verdict.action is Action.MASK and verdict.masked_text is not None:
-            result.text = verdict.masked_text
+            result.text, result.error = verdict.masked_text, verdict.error  # spec 3: mask and say so
         else:
             result.text = text
 

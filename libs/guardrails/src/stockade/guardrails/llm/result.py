@@ -21,7 +21,10 @@ class GenerationResult(BaseModel):
     passed: bool = Field(description="False when a rail blocked.")
     action: Action = Field(description="Strongest action over all rails.")
     blocked_at: Literal["input", "output"] | None = Field(default=None, description="Which rail blocked.")
-    error: str | None = Field(default=None, description="Why it was blocked.")
+    error: str | None = Field(
+        default=None,
+        description="Why it was blocked, or why the output rails masked the reply (types and counts only).",
+    )
     model_called: bool = Field(default=False, description="Whether the model was called at all.")
     verdicts: dict[str, Verdict] = Field(
         default_factory=dict,

@@ -12,7 +12,7 @@ from stockade.guardrails.llm.messages import ChatRequest, TokenUsage
 from stockade.guardrails.llm.providers.base import StreamChunk
 from stockade.guardrails.llm.result import GenerationResult
 from stockade.guardrails.llm.streaming import HeldBackWindow
-from stockade.guardrails.verdict import Verdict
+from stockade.guardrails.verdict import Action, Verdict
 
 if TYPE_CHECKING:
     from stockade.guardrails.llm.rails import LLMRails
@@ -131,5 +131,7 @@ class RailsStream:
                 result.text = window.released or None
             else:
                 result.text = window.released
+                if window.verdict is not None and window.verdict.action is Action.MASK:
+                    result.error = window.verdict.error
         finally:
             rails._finish(result, total, sid, self._run_id)
