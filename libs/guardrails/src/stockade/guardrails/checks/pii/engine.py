@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from stockade.guardrails.checks.pii.email_ip import email_recognizer, ip_recognizer
 from stockade.guardrails.checks.pii.location_recognizers import location_recognizers
 from stockade.guardrails.checks.pii.nlp import (
     compiled_with_profiling,
@@ -113,12 +114,16 @@ def shared_analyzer(
         )
     registry = presidio.RecognizerRegistry(supported_languages=[language])
     registry.load_predefined_recognizers(languages=[language], nlp_engine=nlp_engine)
-    if any(r.name == "PhoneRecognizer" for r in registry.recognizers):  # same results, fewer parses
-        registry.remove_recognizer("PhoneRecognizer")
-        registry.add_recognizer(phone_recognizer(language))
-    if any(r.name == "UrlRecognizer" for r in registry.recognizers):  # same matches, linear time
-        registry.remove_recognizer("UrlRecognizer")
-        registry.add_recognizer(url_recognizer(language))
+    replacements = {
+        "PhoneRecognizer": phone_recognizer,  # same results, fewer parses
+        "UrlRecognizer": url_recognizer,  # linear time; paths and file names are not URLs
+        "EmailRecognizer": email_recognizer,  # reserved and private-use domains are addresses too
+        "IpRecognizer": ip_recognizer,  # loopback, private and reserved addresses identify no one
+    }
+    for name, make in replacements.items():
+        if any(r.name == name for r in registry.recognizers):
+            registry.remove_recognizer(name)
+            registry.add_recognizer(make(language))
     if with_phi:
         for recognizer in phi_recognizers(language):
             registry.add_recognizer(recognizer)

@@ -1,7 +1,10 @@
-"""Street addresses and international phone numbers, which the small spaCy model mostly misses.
+"""Street addresses, place names and international phone numbers, which the small spaCy model mostly misses.
 
-Addresses: house number + street name + street-type word (English and common European forms), military
-(PSC/Unit ... Box ... APO/FPO/DPO) addresses, and the text after an address cue ("address is", "live at").
+STREET_ADDRESS (masked by default): house number + street name + street-type word (English and common European
+forms), military (PSC/Unit ... Box ... APO/FPO/DPO) addresses, and the text after an address cue ("address is",
+"live at") when it starts with a number or a capital. LOCATION (masked only when configured, like spaCy's
+places): country names, capitalised place names after "in", "from"..., and the place after "live in",
+"moved to".
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stockade.guardrails.checks.pii.postfilter import line_local
+from stockade.guardrails.checks.pii.wordlists import COUNTRIES
 from stockade.guardrails.extras import require
 
 # Presidio's default flags include IGNORECASE; these patterns rely on letter case.
@@ -25,6 +30,14 @@ _EU_SUFFIX = (
     r"strasse|straße|str\.|gatan|gata|vägen|väg|katu|tie|vej|gade|weg|laan|straat|plein|allee|gasse|platz|"
     r"ring|utca|ulica|veien|gränd|torget|kuja"
 )
+_MONTHS = (
+    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|January|February|March|April|June|July|August|"
+    r"September|October|November|December)"
+)
+_FUNCTION_WORDS = (
+    r"(?:about|above|after|ago|and|are|as|at|before|but|by|for|from|had|has|have|in|into|is|more|of|on|or|"
+    r"over|per|than|that|the|then|to|under|was|were|when|which|with)"
+)
 _UNIT = r"(?:,?\s*(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|#)\s*\w{1,6})?"
 
 ADDRESS_PATTERNS = [
@@ -38,6 +51,12 @@ ADDRESS_PATTERNS = [
         rf"\b(?:\d{{1,6}}\s+)?(?:{_EU_PREFIX})\s+(?:[\w'.\-]+\s+){{0,5}}?\d{{1,5}}[a-zA-Z]?\b{_UNIT}",
         0.55,
     ),
+    # "39 Rue Ibn El-Jazzar", "12 Via Roma": house number first, street to the end of the line
+    (
+        "eu_prefix_numbered",
+        rf"\b\d{{1,6}},?\s+(?:{_EU_PREFIX})\s+[\p{{L}}'.\-]+(?:\s+[\p{{L}}'.\-]+){{0,4}}",
+        0.5,
+    ),
     # the street word is bounded (40 characters before its suffix): unbounded, "1-1-1-..." took quadratic time
     ("eu_suffix", rf"(?i)\b(?:\d{{1,6}}\s+)?[\w\-]{{0,40}}(?:{_EU_SUFFIX})\s+\d{{1,5}}[a-z]?\b{_UNIT}", 0.55),
     (
@@ -45,215 +64,37 @@ ADDRESS_PATTERNS = [
         r"\b(?:PSC|Unit|USNS|USNV|USS|USCGC)\s+\d{3,5},?\s+Box\s+\d{3,5}(?:\s+[AFD]PO\s+A[AEP]\s+\d{5})?",
         0.7,
     ),
-    ("unit", r"\b(?:Apt\.|Suite|Unit)\s+\d{1,5}\b", 0.4),
-    # "727 Gesterbyntie 68", "4923 Parmova 109 Suite 380", then up to three continuation lines (city, country)
+    ("unit", r"\b(?:Apt\.|Suite|Unit)\s+\d{1,5}\b", 0.5),
+    # "727 Gesterbyntie 68", "4923 Parmova 109 Suite 380"; not a date ("4096 Nov 24", "12 March 2024") nor
+    # table columns ("1/1     Running     0": words of an address are one or two spaces apart), nor prose
+    # ("14:32 UTC about 4%", "1850 Britain had more than 9,000")
     (
         "number_name_number",
-        r"\b\d{1,6}(?:\s\d{1,4})?\s+\p{Lu}[\p{L}'.\-]*(?:\s+\p{L}[\p{L}'.\-]*){0,3}\s+\d{1,5}[a-z]?\b"
-        rf"{_UNIT}{_UNIT}(?:[ \t]*\n[ \t]*,?[ \t]*[\p{{L}}\d][^\n.?!]{{0,40}}){{0,3}}",
+        rf"\b\d{{1,6}}(?:\s\d{{1,4}})?\s{{1,2}}(?!{_MONTHS}\b|\p{{Lu}}{{2,}}\b)"
+        rf"\p{{Lu}}[\p{{L}}'.\-]*(?:\s{{1,2}}(?!{_FUNCTION_WORDS}\b)\p{{L}}[\p{{L}}'.\-]*){{0,3}}\s{{1,2}}\d{{1,5}}[a-z]?\b"
+        rf"{_UNIT}{_UNIT}",
         0.5,
     ),
-    ("caps_place", r"(?<=\b(?:in|from|at|to|near|of)\s)\p{Lu}{3,}(?:[\s\-]\p{Lu}{2,})*\b", 0.4),
     (
         "cue",
-        r"(?i:(?<=(?:address\s+(?:is|was|:)|\blive[sd]?\s+(?:at|in)|located\s+at|reside[sd]?\s+at|"
-        r"ship(?:ped)?\s+to|deliver(?:ed)?\s+to|moved\s+to|send\s+it\s+to)\s+))"
-        r"(?:[^\n.?!;]|\.(?=\S)|\n(?=\s*[\w,]))+",
+        r"(?i:(?<=(?:address\s+(?:is|was|:)|\blive[sd]?\s+at|located\s+at|reside[sd]?\s+at|"
+        r"ship(?:ped)?\s+to|deliver(?:ed)?\s+to|send\s+it\s+to)\s+))"
+        r"(?=[\p{Lu}\d])(?:[^\n.?!;]|\.(?=\S))+",
         0.45,
     ),
 ]
+
+PLACE_PATTERNS = [
+    ("caps_place", r"(?<=\b(?:in|from|at|to|near|of)\s)\p{Lu}{3,}(?:[\s\-]\p{Lu}{2,})*\b", 0.4),
+    ("place_cue", r"(?i:(?<=(?:\blive[sd]?\s+in|moved\s+to)\s+))(?:[^\n.?!;]|\.(?=\S))+", 0.45),
+]
+
+_ADDRESS_CONTEXT = ["address", "street", "live", "located", "ship", "deliver", "office"]
 
 PHONE_PATTERN = (
     r"(?<![\w+])(?:\+\d{1,3}[\s.\-]?(?:\(0\)\s?)?|00\d{1,3}[\s.\-]?|\(\d{2,4}\)\s?)?"
     r"\d{2,4}(?:[\s.\-]\d{2,4}){1,4}(?:\s?(?:x|ext\.?)\s?\d{1,5})?(?![\w\-])"
 )
-
-
-COUNTRIES = [
-    "Afghanistan",
-    "Albania",
-    "Algeria",
-    "Andorra",
-    "Angola",
-    "Argentina",
-    "Armenia",
-    "Australia",
-    "Austria",
-    "Azerbaijan",
-    "Bahamas",
-    "Bahrain",
-    "Bangladesh",
-    "Barbados",
-    "Belarus",
-    "Belgium",
-    "Belize",
-    "Benin",
-    "Bhutan",
-    "Bolivia",
-    "Botswana",
-    "Brazil",
-    "Brunei",
-    "Bulgaria",
-    "Burundi",
-    "Cambodia",
-    "Cameroon",
-    "Canada",
-    "Chad",
-    "Chile",
-    "China",
-    "Colombia",
-    "Congo",
-    "Croatia",
-    "Cuba",
-    "Cyprus",
-    "Czechia",
-    "Denmark",
-    "Djibouti",
-    "Dominica",
-    "Ecuador",
-    "Egypt",
-    "Eritrea",
-    "Estonia",
-    "Eswatini",
-    "Ethiopia",
-    "Fiji",
-    "Finland",
-    "France",
-    "Gabon",
-    "Gambia",
-    "Georgia",
-    "Germany",
-    "Ghana",
-    "Greece",
-    "Greenland",
-    "Grenada",
-    "Guatemala",
-    "Guinea",
-    "Guyana",
-    "Haiti",
-    "Honduras",
-    "Hungary",
-    "Iceland",
-    "India",
-    "Indonesia",
-    "Iran",
-    "Iraq",
-    "Ireland",
-    "Israel",
-    "Italy",
-    "Jamaica",
-    "Japan",
-    "Jordan",
-    "Kazakhstan",
-    "Kenya",
-    "Kiribati",
-    "Kosovo",
-    "Kuwait",
-    "Kyrgyzstan",
-    "Laos",
-    "Latvia",
-    "Lebanon",
-    "Lesotho",
-    "Liberia",
-    "Libya",
-    "Liechtenstein",
-    "Lithuania",
-    "Luxembourg",
-    "Madagascar",
-    "Malawi",
-    "Malaysia",
-    "Maldives",
-    "Mali",
-    "Malta",
-    "Mauritania",
-    "Mauritius",
-    "Mexico",
-    "Micronesia",
-    "Moldova",
-    "Monaco",
-    "Mongolia",
-    "Montenegro",
-    "Morocco",
-    "Mozambique",
-    "Myanmar",
-    "Namibia",
-    "Nauru",
-    "Nepal",
-    "Netherlands",
-    "Nicaragua",
-    "Niger",
-    "Nigeria",
-    "Norway",
-    "Oman",
-    "Pakistan",
-    "Palau",
-    "Panama",
-    "Paraguay",
-    "Peru",
-    "Philippines",
-    "Poland",
-    "Portugal",
-    "Qatar",
-    "Romania",
-    "Russia",
-    "Rwanda",
-    "Samoa",
-    "Senegal",
-    "Serbia",
-    "Seychelles",
-    "Singapore",
-    "Slovakia",
-    "Slovenia",
-    "Somalia",
-    "Spain",
-    "Sudan",
-    "Suriname",
-    "Sweden",
-    "Switzerland",
-    "Syria",
-    "Taiwan",
-    "Tajikistan",
-    "Tanzania",
-    "Thailand",
-    "Togo",
-    "Tonga",
-    "Tunisia",
-    "Turkey",
-    "Turkmenistan",
-    "Tuvalu",
-    "Uganda",
-    "Ukraine",
-    "Uruguay",
-    "Uzbekistan",
-    "Vanuatu",
-    "Venezuela",
-    "Vietnam",
-    "Yemen",
-    "Zambia",
-    "Zimbabwe",
-    "United States",
-    "United Kingdom",
-    "Czech Republic",
-    "New Zealand",
-    "South Africa",
-    "South Korea",
-    "North Korea",
-    "Saudi Arabia",
-    "Sri Lanka",
-    "Costa Rica",
-    "El Salvador",
-    "Puerto Rico",
-    "Hong Kong",
-    "Bosnia and Herzegovina",
-    "North Macedonia",
-    "Dominican Republic",
-    "Papua New Guinea",
-    "Ivory Coast",
-    "United Arab Emirates",
-    "Trinidad and Tobago",
-    "Faroe Islands",
-    "Isle of Man",
-]
 
 
 def location_recognizers(language: str = "en") -> list[Any]:
@@ -262,12 +103,20 @@ def location_recognizers(language: str = "en") -> list[Any]:
     pattern: Any = presidio.Pattern
     return [
         pattern_recognizer(
-            supported_entity="LOCATION",
+            supported_entity="STREET_ADDRESS",
             name="StreetAddressRecognizer",
             supported_language=language,
             global_regex_flags=CASE_SENSITIVE,
-            patterns=[pattern(name, regex, score) for name, regex, score in ADDRESS_PATTERNS],
-            context=["address", "street", "live", "located", "ship", "deliver", "office"],
+            patterns=[pattern(name, line_local(regex), score) for name, regex, score in ADDRESS_PATTERNS],
+            context=_ADDRESS_CONTEXT,
+        ),
+        pattern_recognizer(
+            supported_entity="LOCATION",
+            name="PlaceNameRecognizer",
+            supported_language=language,
+            global_regex_flags=CASE_SENSITIVE,
+            patterns=[pattern(name, line_local(regex), score) for name, regex, score in PLACE_PATTERNS],
+            context=_ADDRESS_CONTEXT,
         ),
         pattern_recognizer(
             supported_entity="LOCATION",
@@ -282,7 +131,7 @@ def location_recognizers(language: str = "en") -> list[Any]:
             name="InternationalPhoneRecognizer",
             supported_language=language,
             global_regex_flags=CASE_SENSITIVE,
-            patterns=[pattern("phone", PHONE_PATTERN, 0.3)],
+            patterns=[pattern("phone", line_local(PHONE_PATTERN), 0.3)],
             context=[
                 "phone",
                 "call",

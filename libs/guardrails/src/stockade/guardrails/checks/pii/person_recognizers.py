@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stockade.guardrails.checks.pii.postfilter import line_local
 from stockade.guardrails.extras import require
 
 # Presidio's default flags include IGNORECASE; these patterns rely on letter case.
@@ -39,7 +40,7 @@ def person_recognizers(language: str = "en") -> list[Any]:
             name="PersonNamePatternRecognizer",
             supported_language=language,
             global_regex_flags=CASE_SENSITIVE,
-            patterns=[presidio.Pattern(name, regex, score) for name, regex, score in PERSON_PATTERNS],
+            patterns=[presidio.Pattern(name, line_local(rx), score) for name, rx, score in PERSON_PATTERNS],
             context=["name", "mr", "mrs", "ms", "dr", "called", "contact", "speaker", "ceo"],
         )
     ]
