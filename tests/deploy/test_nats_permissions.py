@@ -199,6 +199,12 @@ async def test_guardrail_ingest_publishes_and_consumes_its_stream(session: Sessi
     assert messages[0].data == b'{"event_id": "e1"}'
     await messages[0].ack_sync(timeout=5)
     await consumer.unsubscribe()
+    # Dead letters: the sink workers publish them, `stockade admin dead-letters` reads and deletes them.
+    dead = subjects.stream_for(subjects.GUARDRAIL_DEAD_LETTERED)
+    await js.add_stream(name=dead, subjects=[subjects.GUARDRAIL_DEAD_LETTERED])
+    ack = await js.publish(subjects.GUARDRAIL_DEAD_LETTERED, b'{"reason": "x"}', stream=dead)
+    assert (await js.get_msg(dead, ack.seq)).data == b'{"reason": "x"}'
+    assert await js.delete_msg(dead, ack.seq)
     kv = await js.create_key_value(bucket=subjects.KV_RATE_LIMITS)
     await kv.put("tenant-a", b"1")
     assert (await kv.get("tenant-a")).value == b"1"

@@ -1,4 +1,4 @@
-"""``stockade admin``: organisations, users, projects, memberships, approver tags and API keys.
+"""``stockade admin``: organisations, users, projects, memberships, approver tags, API keys and dead letters.
 
 Acts on the database of ``stockade up`` run in the same directory (``./.stockade/stockade.db``) unless
 ``--db-url`` (or ``STOCKADE_DB_URL``) names another. ``--json`` prints one JSON object per line; created things
@@ -20,6 +20,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade import identity
+from stockade.cli.dead_letters import app as dead_letters_app
 from stockade.identity.migrate import upgrade
 from stockade.runtime import create_engine, session_factory
 
@@ -35,6 +36,7 @@ member_app = typer.Typer(no_args_is_help=True, help="Project membership.")
 tag_app = typer.Typer(no_args_is_help=True, help="Tags on a project (approver).")
 key_app = typer.Typer(no_args_is_help=True, help="API keys.")
 for _sub, _name in (
+    (dead_letters_app, "dead-letters"),
     (org_app, "org"),
     (user_app, "user"),
     (project_app, "project"),

@@ -68,7 +68,9 @@ def _mount_admin() -> None:
         from stockade.cli.admin import app as admin_app
     except ImportError:  # admin commands arrive with stockade.identity
         return
-    app.add_typer(admin_app, name="admin", help="Manage organisations, users, projects and API keys.")
+    app.add_typer(
+        admin_app, name="admin", help="Manage organisations, users, projects, API keys and dead letters."
+    )
 
 
 _mount_admin()

@@ -93,6 +93,23 @@ class GuardrailEventsReceived(EventEnvelope):
     events: list[dict[str, Any]]
 
 
+class GuardrailEventDeadLettered(EventEnvelope):
+    """One guardrail event the store refused on every one of ``attempts`` deliveries (guardrail-ingest).
+
+    ``record`` is the event as it was to be stored; ``batch_id`` and ``stream_sequence`` name the queued message
+    it came in. ``stockade admin dead-letters replay`` queues it again.
+    """
+
+    subject: ClassVar[str] = subjects.GUARDRAIL_DEAD_LETTERED
+
+    db_type: str
+    reason: str
+    attempts: int
+    batch_id: str | None = None
+    stream_sequence: int | None = None
+    record: dict[str, Any]
+
+
 class TrustRejected(EventEnvelope):
     subject: ClassVar[str] = subjects.TRUST_REJECTED
 

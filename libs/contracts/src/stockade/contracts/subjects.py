@@ -18,6 +18,7 @@ MODEL_CHANGED: Final = "model.changed.v1"
 APIKEY_REVOKED: Final = "apikey.revoked.v1"
 DBCONFIG_ACTIVATED: Final = "dbconfig.activated.v1"
 GUARDRAIL_EVENTS: Final = "guardrail.events.v1"
+GUARDRAIL_DEAD_LETTERED: Final = "guardrail.dead_lettered.v1"
 TRUST_REJECTED: Final = "trust.rejected.v1"
 
 EVENTS: Final[tuple[str, ...]] = (
@@ -27,6 +28,7 @@ EVENTS: Final[tuple[str, ...]] = (
     APIKEY_REVOKED,
     DBCONFIG_ACTIVATED,
     GUARDRAIL_EVENTS,
+    GUARDRAIL_DEAD_LETTERED,
     TRUST_REJECTED,
 )
 
@@ -95,6 +97,7 @@ STREAMS: Final[dict[str, tuple[str, ...]]] = {
     "MODELS": (MODEL_CHANGED, DBCONFIG_ACTIVATED),
     "IDENTITY": (APIKEY_REVOKED,),
     "GUARDRAIL_EVENTS": (GUARDRAIL_EVENTS,),
+    "GUARDRAIL_DEAD_LETTERS": (GUARDRAIL_DEAD_LETTERED,),
     "TRUST": (TRUST_REJECTED,),
 }
 

@@ -154,6 +154,8 @@ async def status(ingest: IngestDep) -> dict[str, Any]:
         "duplicates": stats.duplicates,
         "store_errors": stats.store_errors,
         "poison": stats.poison,
+        "refused": stats.refused,
+        "dead_lettered": stats.dead_lettered,
         "last_error": stats.last_error,
     }
 

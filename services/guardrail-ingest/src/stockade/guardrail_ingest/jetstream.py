@@ -16,26 +16,46 @@ log = logging.getLogger(__name__)
 
 
 async def ensure_stream(js: JetStreamContext, settings: StreamSettings) -> None:
-    """Create the stream if missing; an existing stream is left as configured (operators may tune it)."""
+    """Create the events stream and the dead-letter stream if missing; existing ones are left as configured."""
+    await _ensure(
+        js,
+        StreamConfig(
+            name=settings.stream,
+            subjects=[settings.subject],
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            discard=DiscardPolicy.OLD,
+            max_age=settings.max_age_s,
+            duplicate_window=settings.duplicate_window_s,
+        ),
+    )
+    await _ensure(
+        js,
+        StreamConfig(
+            name=settings.dead_letter_stream,
+            subjects=[settings.dead_letter_subject],
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            discard=DiscardPolicy.NEW,
+            max_age=settings.dead_letter_max_age_s,
+            max_bytes=settings.dead_letter_max_bytes,
+            duplicate_window=settings.duplicate_window_s,
+        ),
+    )
+
+
+async def _ensure(js: JetStreamContext, config: StreamConfig) -> None:
+    name = str(config.name)
     try:
-        await js.stream_info(settings.stream)
+        await js.stream_info(name)
         return
     except NotFoundError:
         pass
-    config = StreamConfig(
-        name=settings.stream,
-        subjects=[settings.subject],
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        discard=DiscardPolicy.OLD,
-        max_age=settings.max_age_s,
-        duplicate_window=settings.duplicate_window_s,
-    )
     try:
         await js.add_stream(config)
-        log.info("created JetStream stream %s (%s)", settings.stream, settings.subject)
+        log.info("created JetStream stream %s (%s)", name, ", ".join(config.subjects or []))
     except BadRequestError:  # another replica created it between our two calls
-        await js.stream_info(settings.stream)
+        await js.stream_info(name)
 
 
 async def publish_batch(

@@ -90,6 +90,28 @@ class StreamSettings(BaseModel):
     retry_delay_s: float = Field(
         default=2.0, gt=0, description="Delay before redelivery after a store error."
     )
+    dead_letter_after: int = Field(
+        default=5,
+        ge=1,
+        description=(
+            "Deliveries of a batch after which an event the store refused on its own goes to the dead-letter "
+            "stream (the rest of its batch is stored on the first)."
+        ),
+    )
+    dead_letter_stream: str = Field(
+        default=subjects.stream_for(subjects.GUARDRAIL_DEAD_LETTERED), description="Dead-letter stream."
+    )
+    dead_letter_subject: str = Field(
+        default=subjects.GUARDRAIL_DEAD_LETTERED, description="Subject of dead letters."
+    )
+    dead_letter_max_age_s: float = Field(
+        default=30 * 24 * 3600, gt=0, description="Dead letters expire after this (used when creating it)."
+    )
+    dead_letter_max_bytes: int = Field(
+        default=256 * 1024 * 1024,
+        gt=0,
+        description="Size bound of the dead-letter stream (when creating it).",
+    )
 
 
 class GuardrailIngestSettings(ServiceSettings):

@@ -3,7 +3,10 @@
 Each message is one accepted batch. A worker writes the batch to the store and acknowledges it only after the
 write succeeded; if the worker dies mid-batch (process killed, task cancelled), the message is redelivered after
 ``ack_wait`` and written again, which is harmless because every sink write is idempotent on ``event_id``. A store
-error naks the message with a delay; a message that cannot be decoded is terminated (logged, never retried).
+error naks the message with a delay; a message that cannot be decoded is terminated (logged, never retried). An
+event the store refuses on its own (the sink reports it in ``WriteOutcome.rejected``; the rest of the batch is
+stored) naks its batch too, and on the ``dead_letter_after``-th delivery goes to the dead-letter stream with the
+store's reason, after which the batch is acknowledged.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from pydantic import ValidationError
 
 from stockade.contracts import GuardrailEventsReceived
+from stockade.guardrail_ingest.dead_letters import dead_letter, publish_dead_letter
 from stockade.guardrail_ingest.settings import StreamSettings
 from stockade.guardrail_ingest.sinks.base import EventSink, SinkError
 
@@ -34,6 +38,8 @@ class WorkerStats:
     duplicates: int = 0
     store_errors: int = 0
     poison: int = 0
+    refused: int = 0  # events the store refused, retried later (counted per delivery)
+    dead_lettered: int = 0  # events sent to the dead-letter stream
     last_error: str | None = None
     schema_ready: bool = False
     extra: dict[str, int] = field(default_factory=dict)
@@ -134,11 +140,60 @@ class SinkWorker:
             for msg, _ in decoded:
                 await msg.nak(delay=self.settings.retry_delay_s)
             return
-        for msg, _ in decoded:
-            await msg.ack_sync()
-        self.stats.batches += len(decoded)
         self.stats.inserted += outcome.inserted
         self.stats.duplicates += outcome.duplicates + overlap
+        for msg, batch in decoded:
+            refused = [r for r in batch.events if str(r.get("event_id")) in outcome.rejected]
+            if refused and not await self._dead_letter(msg, batch, refused, outcome.rejected):
+                continue
+            await msg.ack_sync()
+            self.stats.batches += 1
+
+    async def _dead_letter(
+        self, msg: Msg, batch: GuardrailEventsReceived, refused: list[dict[str, Any]], reasons: dict[str, str]
+    ) -> bool:
+        """True when the refused events are in the dead-letter stream (ack the batch); else the batch is nak'ed
+        and comes back: its stored events count as duplicates then, the refused ones are tried again."""
+        attempts = _deliveries(msg)
+        first = reasons[str(refused[0].get("event_id"))]
+        self.stats.last_error = first
+        if attempts < self.settings.dead_letter_after:
+            self.stats.refused += len(refused)
+            log.warning(
+                "store refused %d event(s) of batch %s (delivery %d of %d): %s",
+                len(refused),
+                batch.event_id,
+                attempts,
+                self.settings.dead_letter_after,
+                first,
+            )
+            await msg.nak(delay=self.settings.retry_delay_s)
+            return False
+        try:
+            for record in refused:
+                letter = dead_letter(
+                    record,
+                    reason=reasons[str(record.get("event_id"))],
+                    attempts=attempts,
+                    batch=batch,
+                    sequence=_seq(msg),
+                )
+                await publish_dead_letter(self.js, self.settings, letter)
+        except Exception as exc:  # dead-letter stream missing or full: keep the batch, try again later
+            self.stats.store_errors += 1
+            self.stats.last_error = f"dead-letter stream: {type(exc).__name__}: {exc}"
+            log.warning("cannot dead-letter %d event(s): %s", len(refused), self.stats.last_error)
+            await msg.nak(delay=self.settings.retry_delay_s)
+            return False
+        self.stats.dead_lettered += len(refused)
+        log.error(
+            "dead-lettered %d event(s) of batch %s after %d deliveries: %s",
+            len(refused),
+            batch.event_id,
+            attempts,
+            first,
+        )
+        return True
 
     async def _ensure_schema(self) -> None:
         """Retry until the store answers: the HTTP side keeps accepting meanwhile (JetStream holds batches)."""
@@ -164,7 +219,13 @@ class SinkWorker:
                 delay = min(delay * 2, 15.0)
 
 
-def _seq(msg: Msg) -> object:
+def _seq(msg: Msg) -> int | None:
     with contextlib.suppress(Exception):
-        return msg.metadata.sequence.stream
+        return int(msg.metadata.sequence.stream)
     return None
+
+
+def _deliveries(msg: Msg) -> int:
+    with contextlib.suppress(Exception):
+        return int(msg.metadata.num_delivered)
+    return 1

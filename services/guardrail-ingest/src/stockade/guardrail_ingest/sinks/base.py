@@ -3,14 +3,27 @@ one whose first half was written before a worker died, ends with each event stor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+REASON_CHARS = 500
+"""A store's refusal is quoted up to this many characters (it lands in the dead-letter stream)."""
 
 
 @dataclass(frozen=True)
 class WriteOutcome:
     inserted: int
     duplicates: int
+    rejected: dict[str, str] = field(default_factory=dict)
+    """event_id -> the store's reason, for records the store refused one by one (a NUL in a MongoDB key, a
+    DynamoDB item over 400 KB, a row a ClickHouse constraint refuses). Every other record of the write is
+    stored; the worker retries the refused ones and dead-letters them after ``dead_letter_after`` deliveries."""
+
+
+def reason(store: str, exc: BaseException) -> str:
+    """``store: ExceptionType: message``, bounded to REASON_CHARS."""
+    text = f"{store}: {type(exc).__name__}: {exc}"
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3] + "..."
 
 
 class SinkError(RuntimeError):
@@ -24,6 +37,8 @@ class EventSink(Protocol):
         """Create the table/collection and the uniqueness guarantee on event_id if missing."""
 
     async def write(self, records: list[dict[str, Any]]) -> WriteOutcome:
-        """Store records; events already stored count as duplicates, never as errors."""
+        """Store records; events already stored count as duplicates, never as errors. A record the store refuses
+        on its own goes into ``rejected``; SinkError means the store itself failed (nothing to blame a record
+        for), and the whole write is retried."""
 
     async def aclose(self) -> None: ...

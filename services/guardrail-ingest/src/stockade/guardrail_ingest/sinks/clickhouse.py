@@ -5,6 +5,10 @@ clickhouse-connect drives both a ClickHouse server (``http://user:pass@host:8123
 (``chdb:///path``) with the same API; it is synchronous, so every call runs in a thread, one at a time per sink
 (chdb allows one engine per path per process). Readers that need exact counts while merges are pending use
 ``FINAL`` (or ``count(DISTINCT event_id)``); the pre-insert filter keeps duplicates out in the first place.
+
+When the server refuses an insert block for its data (a constraint, a column changed by hand), the rows are
+inserted one by one and the refused ones reported in ``WriteOutcome.rejected``; connection errors and server
+errors that say nothing about the rows (too many parts, memory, timeouts) fail the whole write.
 """
 
 from __future__ import annotations
@@ -12,14 +16,19 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import threading
 from datetime import datetime
 from typing import Any
 
 import clickhouse_connect
-from clickhouse_connect.driver.exceptions import ClickHouseError
+from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, OperationalError
 
-from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome
+from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome, reason
+
+# Server errors that say nothing about the rows (too many parts, memory, timeouts, too many queries, read-only
+# replica, network): the whole write is retried, no row is blamed.
+_TRANSIENT_CODES = frozenset({159, 160, 164, 202, 203, 209, 210, 241, 242, 252, 285, 319, 425, 999})
 
 _COLUMNS = (
     "event_id",
@@ -103,15 +112,40 @@ class ClickHouseSink:
             ).result_rows
         }
         fresh = [r for r in records if r["event_id"] not in existing]
-        if fresh:
-            token = hashlib.sha256("\n".join(sorted(r["event_id"] for r in fresh)).encode()).hexdigest()
-            client.insert(
-                self.table,
-                [_row(r) for r in fresh],
-                column_names=list(_COLUMNS),
-                settings={"insert_deduplication_token": token},
-            )
-        return WriteOutcome(len(fresh), len(records) - len(fresh))
+        rows: list[list[Any]] = []
+        rejected: dict[str, str] = {}
+        for record in fresh:
+            try:
+                rows.append(_row(record))
+            except (KeyError, TypeError, ValueError) as exc:  # a malformed record: no redelivery mends it
+                rejected[str(record["event_id"])] = reason("clickhouse", exc)
+        kept = [r for r in fresh if str(r["event_id"]) not in rejected]
+        try:
+            self._insert(client, kept, rows)
+        except DatabaseError as exc:
+            if not _refused_data(exc):
+                raise
+            # The server refused the block (a constraint, a column changed by hand): find the rows, one insert
+            # each; a row refused alone is rejected, the others are stored.
+            for record, row in zip(kept, rows, strict=True):
+                try:
+                    self._insert(client, [record], [row])
+                except DatabaseError as row_exc:
+                    if not _refused_data(row_exc):
+                        raise
+                    rejected[str(record["event_id"])] = reason("clickhouse", row_exc)
+        return WriteOutcome(len(fresh) - len(rejected), len(records) - len(fresh), rejected)
+
+    def _insert(self, client: Any, records: list[dict[str, Any]], rows: list[list[Any]]) -> None:
+        if not rows:
+            return
+        token = hashlib.sha256("\n".join(sorted(r["event_id"] for r in records)).encode()).hexdigest()
+        client.insert(
+            self.table,
+            rows,
+            column_names=list(_COLUMNS),
+            settings={"insert_deduplication_token": token},
+        )
 
     def _locked(self, fn: Any, *args: Any) -> Any:
         with self._lock:
@@ -138,3 +172,11 @@ def _row(record: dict[str, Any]) -> list[Any]:
             value = value or ""
         row.append(value)
     return row
+
+
+def _refused_data(exc: DatabaseError) -> bool:
+    """True when the server answered and refused the insert; False for connection trouble or a busy server."""
+    if isinstance(exc, OperationalError):
+        return False
+    match = re.search(r"\bCode: (\d+)", str(exc))
+    return match is not None and int(match.group(1)) not in _TRANSIENT_CODES

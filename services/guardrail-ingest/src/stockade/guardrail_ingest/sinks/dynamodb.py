@@ -8,6 +8,10 @@ mode decides what a second write of the same event does:
 - ``conditional``: one ``PutItem`` per event with ``ConditionExpression="attribute_not_exists(event_id)"``; the
   first write wins and a failed condition counts as a duplicate.
 
+An item DynamoDB refuses on its own (``ValidationException``: over 400 KB, an invalid value) is reported in
+``WriteOutcome.rejected``; in ``batch`` mode the request it spoiled is put again item by item, so the others are
+stored.
+
 boto3 is synchronous: calls run in worker threads (boto3 clients are thread-safe). The table (``event_id`` hash
 key, a ``run_id``/``occurred_at`` index for per-run queries, on-demand billing) is created when missing.
 """
@@ -25,9 +29,10 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome
+from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome, reason
 
 _PARALLEL_PUTS = 8
+_INVALID = "ValidationException"  # an item DynamoDB can never take: over 400 KB, an invalid attribute value
 _GET_CHUNK, _WRITE_CHUNK, _UNPROCESSED_RETRIES = 100, 25, 8
 
 
@@ -111,11 +116,17 @@ class DynamoSink:
         results = await asyncio.gather(
             *(loop.run_in_executor(self._pool, self._put, r) for r in records), return_exceptions=True
         )
-        failures = [r for r in results if isinstance(r, BaseException)]
+        rejected: dict[str, str] = {}
+        failures: list[BaseException] = []
+        for record, result in zip(records, results, strict=True):
+            if isinstance(result, ClientError) and _code(result) == _INVALID:
+                rejected[str(record["event_id"])] = reason("dynamodb", result)
+            elif isinstance(result, BaseException):
+                failures.append(result)
         if failures:
             raise SinkError(f"dynamodb: {len(failures)} puts failed, first: {failures[0]}") from failures[0]
         inserted = sum(1 for r in results if r is True)
-        return WriteOutcome(inserted, len(records) - inserted)
+        return WriteOutcome(inserted, len(records) - inserted - len(rejected), rejected)
 
     def _write_batch(self, records: list[dict[str, Any]]) -> WriteOutcome:
         first: dict[str, dict[str, Any]] = {}
@@ -137,18 +148,32 @@ class DynamoSink:
             else:
                 raise SinkError("dynamodb: BatchGetItem kept returning unprocessed keys")
         fresh = [r for r in unique if str(r["event_id"]) not in existing]
+        rejected: dict[str, str] = {}
         for start in range(0, len(fresh), _WRITE_CHUNK):
-            puts: dict[str, Any] = {
-                self.table: [{"PutRequest": {"Item": _item(r)}} for r in fresh[start : start + _WRITE_CHUNK]]
-            }
-            for attempt in range(_UNPROCESSED_RETRIES):
-                puts = self._client.batch_write_item(RequestItems=puts).get("UnprocessedItems") or {}
-                if not puts:
-                    break
-                time.sleep(min(0.05 * 2**attempt, 1.0))
-            else:
-                raise SinkError("dynamodb: BatchWriteItem kept returning unprocessed items")
-        return WriteOutcome(len(fresh), len(records) - len(fresh))
+            chunk = fresh[start : start + _WRITE_CHUNK]
+            try:
+                self._batch_write(chunk)
+            except ClientError as exc:
+                if _code(exc) != _INVALID:
+                    raise
+                # One item spoils the whole request (over 400 KB, an invalid value): put them one by one.
+                for record in chunk:
+                    try:
+                        self._client.put_item(TableName=self.table, Item=_item(record))
+                    except ClientError as item_exc:
+                        if _code(item_exc) != _INVALID:
+                            raise
+                        rejected[str(record["event_id"])] = reason("dynamodb", item_exc)
+        return WriteOutcome(len(fresh) - len(rejected), len(records) - len(fresh), rejected)
+
+    def _batch_write(self, records: list[dict[str, Any]]) -> None:
+        puts: dict[str, Any] = {self.table: [{"PutRequest": {"Item": _item(r)}} for r in records]}
+        for attempt in range(_UNPROCESSED_RETRIES):
+            puts = self._client.batch_write_item(RequestItems=puts).get("UnprocessedItems") or {}
+            if not puts:
+                return
+            time.sleep(min(0.05 * 2**attempt, 1.0))
+        raise SinkError("dynamodb: BatchWriteItem kept returning unprocessed items")
 
     def _put(self, record: dict[str, Any]) -> bool:
         try:
@@ -177,3 +202,7 @@ def _item(record: dict[str, Any]) -> dict[str, dict[str, str]]:
         text = json.dumps(value, sort_keys=True, default=str) if isinstance(value, dict) else str(value)
         item[key] = {"S": text}
     return item
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))

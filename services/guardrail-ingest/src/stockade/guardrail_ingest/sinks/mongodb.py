@@ -1,7 +1,9 @@
 """MongoDB sink: pymongo's AsyncMongoClient (not motor), unique index on ``event_id``, unordered insert_many.
 
-Duplicate-key errors (code 11000) of an unordered bulk insert mean "already stored" and are not failures; any
-other write error fails the batch so it is redelivered.
+Duplicate-key errors (code 11000) of an unordered bulk insert mean "already stored" and are not failures. A
+document the server refuses on its own (another write error) or that cannot be encoded as BSON at all (a NUL in
+a key: pymongo refuses the whole insert_many before sending anything) is reported in ``rejected`` and the other
+documents are stored. Any other error fails the write, so the batch is redelivered.
 """
 
 from __future__ import annotations
@@ -9,13 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import bson
+from bson.errors import InvalidDocument
 from pymongo import AsyncMongoClient
 from pymongo.errors import BulkWriteError, PyMongoError
 from pymongo.uri_parser import parse_uri
 
-from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome
+from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome, reason
 
 DUPLICATE_KEY = 11000
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024  # MongoDB's BSON document limit
 
 
 class MongoSink:
@@ -39,18 +44,42 @@ class MongoSink:
     async def write(self, records: list[dict[str, Any]]) -> WriteOutcome:
         if not records:
             return WriteOutcome(0, 0)
-        docs = [_document(r) for r in records]
+        docs: list[dict[str, Any]] = []
+        kept: list[dict[str, Any]] = []
+        rejected: dict[str, str] = {}
+        for record in records:
+            try:
+                docs.append(_document(record))
+                kept.append(record)
+            except (KeyError, TypeError, ValueError) as exc:  # a malformed record: no redelivery mends it
+                rejected[str(record.get("event_id"))] = reason("mongodb", exc)
+        try:
+            outcome = await self._insert(kept, docs)
+        except InvalidDocument:  # raised for the whole call: find the documents BSON cannot hold
+            unencodable = _unencodable(kept, docs)
+            rejected.update(unencodable)
+            pairs = [(r, d) for r, d in zip(kept, docs, strict=True) if str(r["event_id"]) not in unencodable]
+            try:
+                outcome = await self._insert([r for r, _ in pairs], [d for _, d in pairs])
+            except InvalidDocument as exc:
+                raise SinkError(f"mongodb: {exc}") from exc
+        return WriteOutcome(outcome.inserted, outcome.duplicates, {**rejected, **outcome.rejected})
+
+    async def _insert(self, records: list[dict[str, Any]], docs: list[dict[str, Any]]) -> WriteOutcome:
+        if not docs:
+            return WriteOutcome(0, 0)
         try:
             result = await self.collection.insert_many(docs, ordered=False)
             return WriteOutcome(len(result.inserted_ids), 0)
         except BulkWriteError as exc:
             errors = exc.details.get("writeErrors", [])
-            others = [e for e in errors if e.get("code") != DUPLICATE_KEY]
-            if others:
-                raise SinkError(
-                    f"mongodb: {len(others)} write errors, first: {others[0].get('errmsg')}"
-                ) from exc
-            return WriteOutcome(int(exc.details.get("nInserted", 0)), len(errors))
+            refused = {
+                str(records[e["index"]]["event_id"]): f"mongodb: {e.get('code')}: {e.get('errmsg')}"[:500]
+                for e in errors
+                if e.get("code") != DUPLICATE_KEY and isinstance(e.get("index"), int)
+            }
+            duplicates = sum(1 for e in errors if e.get("code") == DUPLICATE_KEY)
+            return WriteOutcome(int(exc.details.get("nInserted", 0)), duplicates, refused)
         except PyMongoError as exc:
             raise SinkError(f"mongodb: {type(exc).__name__}: {exc}") from exc
 
@@ -63,3 +92,17 @@ def _document(record: dict[str, Any]) -> dict[str, Any]:
     doc["occurred_at"] = datetime.fromisoformat(record["occurred_at"])
     doc["received_at"] = datetime.fromisoformat(record["received_at"])
     return doc
+
+
+def _unencodable(records: list[dict[str, Any]], docs: list[dict[str, Any]]) -> dict[str, str]:
+    """event_id -> reason for each document BSON cannot encode, or that is over MongoDB's 16 MiB."""
+    found: dict[str, str] = {}
+    for record, doc in zip(records, docs, strict=True):
+        try:
+            size = len(bson.encode(doc))
+        except InvalidDocument as exc:
+            found[str(record["event_id"])] = reason("mongodb", exc)
+            continue
+        if size > MAX_DOCUMENT_BYTES:
+            found[str(record["event_id"])] = f"mongodb: document of {size} bytes over {MAX_DOCUMENT_BYTES}"
+    return found
