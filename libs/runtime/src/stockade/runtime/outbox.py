@@ -26,7 +26,6 @@ from typing import Any
 
 from nats.aio.client import Client as NatsClient
 from nats.js.client import JetStreamContext
-from nats.js.errors import NotFoundError as StreamNotFound
 from sqlalchemy import JSON, Integer, String, Text, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
@@ -35,6 +34,7 @@ from stockade.contracts import EventEnvelope
 from stockade.contracts.subjects import STREAMS, stream_for
 from stockade.runtime.db_types import UtcDateTime, utcnow
 from stockade.runtime.settings import OutboxSettings
+from stockade.runtime.streams import ensure_stream
 
 log = logging.getLogger(__name__)
 
@@ -241,10 +241,7 @@ class OutboxRelay:
         name = stream_for(subject)
         if name in self._streams_ready:
             return
-        try:
-            await js.stream_info(name)
-        except StreamNotFound:
-            await js.add_stream(name=name, subjects=list(STREAMS[name]))
+        await ensure_stream(js, name, list(STREAMS[name]))  # with its byte and age limits
         self._streams_ready.add(name)
 
     async def _mark_sent(self, event_id: str) -> None:

@@ -1,4 +1,4 @@
-"""The JetStream side of the HTTP path: make sure the stream exists, publish a batch, wait for the ack."""
+"""The JetStream side of the HTTP path: make sure the streams exist, publish a batch, wait for the ack."""
 
 from __future__ import annotations
 
@@ -6,56 +6,41 @@ import logging
 from typing import Any
 
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
-from nats.js.errors import BadRequestError, NotFoundError
+from nats.js.api import RetentionPolicy
 
 from stockade.contracts import GuardrailEventsReceived
+from stockade.contracts.limits import StreamLimits
 from stockade.guardrail_ingest.settings import StreamSettings
+from stockade.runtime.streams import ensure_stream as ensure_stream_with_limits
 
 log = logging.getLogger(__name__)
 
 
 async def ensure_stream(js: JetStreamContext, settings: StreamSettings) -> None:
-    """Create the events stream and the dead-letter stream if missing; existing ones are left as configured."""
-    await _ensure(
+    """Create the events stream (a work queue) and the dead-letter stream with their limits if missing; give an
+    existing one a byte or age limit it lacks (stockade.runtime.streams)."""
+    events = await ensure_stream_with_limits(
         js,
-        StreamConfig(
-            name=settings.stream,
-            subjects=[settings.subject],
-            retention=RetentionPolicy.LIMITS,
-            storage=StorageType.FILE,
-            discard=DiscardPolicy.OLD,
-            max_age=settings.max_age_s,
-            duplicate_window=settings.duplicate_window_s,
-        ),
+        settings.stream,
+        [settings.subject],
+        limits=StreamLimits(settings.max_bytes, settings.max_age_s, "new"),
+        retention=RetentionPolicy.WORK_QUEUE,
+        duplicate_window_s=settings.duplicate_window_s,
     )
-    await _ensure(
+    if events.config.retention != RetentionPolicy.WORK_QUEUE:
+        log.warning(
+            "stream %s keeps stored batches until max_age (retention %s, made by an older release); recreate it "
+            "as a work queue when it is drained (deploy/README.md, JetStream limits)",
+            settings.stream,
+            events.config.retention,
+        )
+    await ensure_stream_with_limits(
         js,
-        StreamConfig(
-            name=settings.dead_letter_stream,
-            subjects=[settings.dead_letter_subject],
-            retention=RetentionPolicy.LIMITS,
-            storage=StorageType.FILE,
-            discard=DiscardPolicy.NEW,
-            max_age=settings.dead_letter_max_age_s,
-            max_bytes=settings.dead_letter_max_bytes,
-            duplicate_window=settings.duplicate_window_s,
-        ),
+        settings.dead_letter_stream,
+        [settings.dead_letter_subject],
+        limits=StreamLimits(settings.dead_letter_max_bytes, settings.dead_letter_max_age_s, "new"),
+        duplicate_window_s=settings.duplicate_window_s,
     )
-
-
-async def _ensure(js: JetStreamContext, config: StreamConfig) -> None:
-    name = str(config.name)
-    try:
-        await js.stream_info(name)
-        return
-    except NotFoundError:
-        pass
-    try:
-        await js.add_stream(config)
-        log.info("created JetStream stream %s (%s)", name, ", ".join(config.subjects or []))
-    except BadRequestError:  # another replica created it between our two calls
-        await js.stream_info(name)
 
 
 async def publish_batch(

@@ -12,9 +12,12 @@ from pydantic import BaseModel, Field
 from pydantic_settings import SettingsConfigDict
 
 from stockade.contracts import subjects
+from stockade.contracts.limits import STREAM_LIMITS
 from stockade.guardrails.storage.wire import MAX_EVENTS_PER_BATCH
 from stockade.runtime.settings import HttpSettings, ServiceSettings
 
+_EVENTS = STREAM_LIMITS[subjects.stream_for(subjects.GUARDRAIL_EVENTS)]
+_DEAD = STREAM_LIMITS[subjects.stream_for(subjects.GUARDRAIL_DEAD_LETTERED)]
 SinkKind = Literal["mongodb", "dynamodb", "clickhouse"]
 _DEFAULT_URLS: dict[str, str] = {  # DynamoDB has none: unset means the AWS endpoint of the region
     "mongodb": "mongodb://127.0.0.1:27017/stockade",
@@ -78,7 +81,14 @@ class StreamSettings(BaseModel):
         default=120.0, gt=0, description="How long JetStream remembers a batch id (Nats-Msg-Id) for dedupe."
     )
     max_age_s: float = Field(
-        default=7 * 24 * 3600, gt=0, description="Undelivered batches expire after this."
+        default=_EVENTS.max_age_s,
+        gt=0,
+        description="Batches not stored within this expire (when creating it).",
+    )
+    max_bytes: int = Field(
+        default=_EVENTS.max_bytes,
+        gt=0,
+        description="Size bound of the events stream; when full, POSTs get 503 until the stores catch up.",
     )
     durable: str = Field(default="guardrail-ingest-sink", description="Durable pull consumer (shared).")
     workers: int = Field(default=2, ge=0, description="Sink worker tasks in this process (0: HTTP only).")
@@ -105,12 +115,10 @@ class StreamSettings(BaseModel):
         default=subjects.GUARDRAIL_DEAD_LETTERED, description="Subject of dead letters."
     )
     dead_letter_max_age_s: float = Field(
-        default=30 * 24 * 3600, gt=0, description="Dead letters expire after this (used when creating it)."
+        default=_DEAD.max_age_s, gt=0, description="Dead letters expire after this (used when creating it)."
     )
     dead_letter_max_bytes: int = Field(
-        default=256 * 1024 * 1024,
-        gt=0,
-        description="Size bound of the dead-letter stream (when creating it).",
+        default=_DEAD.max_bytes, gt=0, description="Size bound of the dead-letter stream (when creating it)."
     )
 
 

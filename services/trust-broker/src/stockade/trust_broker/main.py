@@ -19,12 +19,13 @@ from typing import Any
 
 from faststream.nats import NatsBroker, NatsUserPassword
 from nats.aio.msg import Msg
-from nats.js.errors import BadRequestError
 
 from stockade.contracts import subjects
+from stockade.contracts.limits import StreamLimits
 from stockade.guardrails.trust import InMemoryNonceStore, JetStreamNonceStore, NonceStore
 from stockade.runtime.logging import configure_logging
 from stockade.runtime.nats import install_stop_signals
+from stockade.runtime.streams import ensure_stream
 from stockade.trust_broker.dispatch import ConcurrentSubscription
 from stockade.trust_broker.reloading import EnforcerProvider
 from stockade.trust_broker.service import Decision, TrustBrokerService
@@ -136,18 +137,21 @@ class TrustBrokerApp:
         retention = trust_config_from_path(self.settings.config_path).attestation.nonce_retention_s
         js = self.broker.connection.jetstream()
         return await JetStreamNonceStore.open(
-            js, self.settings.nonce_bucket, retention_s=retention, client=self.broker.connection
+            js,
+            self.settings.nonce_bucket,
+            retention_s=retention,
+            client=self.broker.connection,
+            max_bytes=self.settings.nonce_bucket_max_bytes,
         )
 
     async def _ensure_stream(self) -> None:
         """The TRUST stream keeps trust.rejected.v1 (events are durable; Nats-Msg-Id dedupes retries)."""
         js = self.broker.connection.jetstream()
+        limits = StreamLimits(
+            self.settings.rejected_stream_max_bytes, self.settings.rejected_stream_max_age_s, "old"
+        )
         stream = subjects.stream_for(subjects.TRUST_REJECTED)
-        try:
-            await js.stream_info(stream)
-        except Exception:
-            with contextlib.suppress(BadRequestError):  # created concurrently by another replica
-                await js.add_stream(name=stream, subjects=[subjects.TRUST_REJECTED], max_age=7 * 24 * 3600)
+        await ensure_stream(js, stream, [subjects.TRUST_REJECTED], limits=limits)
 
 
 def create_app(settings: TrustBrokerSettings) -> TrustBrokerApp:

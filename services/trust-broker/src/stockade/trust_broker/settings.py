@@ -13,6 +13,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from stockade.contracts import subjects
+from stockade.contracts.limits import BUCKET_MAX_BYTES, STREAM_LIMITS
 from stockade.runtime.settings import ServiceSettings
 
 
@@ -32,6 +33,19 @@ class TrustBrokerSettings(ServiceSettings):
         description="jetstream: shared by every replica (required with more than one); memory: one process only.",
     )
     nonce_bucket: str = Field(default=subjects.KV_TRUST_NONCES, description="JetStream KV bucket of nonces.")
+    nonce_bucket_max_bytes: int = Field(
+        default=BUCKET_MAX_BYTES[subjects.KV_TRUST_NONCES],
+        gt=0,
+        description="Size bound of the nonce bucket (when creating it); full: claims fail, messages are rejected.",
+    )
+    rejected_stream_max_bytes: int = Field(
+        default=STREAM_LIMITS["TRUST"].max_bytes,
+        gt=0,
+        description="Size bound of the TRUST stream (creating it).",
+    )
+    rejected_stream_max_age_s: float = Field(
+        default=STREAM_LIMITS["TRUST"].max_age_s, gt=0, description="trust.rejected.v1 is kept this long."
+    )
     queue: str = Field(default=subjects.TRUST_BROKER_QUEUE, description="Queue group shared by replicas.")
     max_workers: int = Field(
         default=256,

@@ -94,8 +94,15 @@ class NatsBackendConfig(BaseModel):
         pattern=r"^[A-Za-z0-9_-]+$",
         description="JetStream key-value bucket holding the counters.",
     )
-    ttl_seconds: float | None = Field(
-        default=86400.0, gt=0, description="Bucket-level TTL: counters of idle sessions disappear after this."
+    ttl_seconds: float = Field(
+        default=86400.0,
+        gt=0,
+        description="Bucket-level TTL (its age limit): counters of idle sessions disappear after this.",
+    )
+    max_bytes: int = Field(
+        default=256 * 1024 * 1024,
+        gt=0,
+        description="Size bound of the bucket when this creates it; full: new counters fail, the check fails closed.",
     )
     max_retries: int = Field(
         default=100, gt=0, description="Attempts of one compare-and-set update before giving up."

@@ -45,6 +45,7 @@ def store_from_config(config: RateLimitsConfig) -> CounterStore:
             url=n.url,
             bucket=n.bucket,
             ttl_seconds=n.ttl_seconds,
+            max_bytes=n.max_bytes,
             max_retries=n.max_retries,
             max_reconnect_attempts=n.max_reconnect_attempts,
             reconnect_wait_seconds=n.reconnect_wait_seconds,

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from nats.js.client import JetStreamContext
     from nats.js.kv import KeyValue
 
+NONCE_BUCKET_MAX_BYTES = 1024 * 1024 * 1024
+"""Default size bound of a new nonce bucket: about five million nonces of ~200 bytes."""
 _EXPECT_NEW_KEY = {"Nats-Expected-Last-Subject-Sequence": "0"}
 _WRONG_LAST_SEQUENCE = (10071, 10164)  # JSStreamWrongLastSequenceErrF, JSStreamWrongLastSequenceConstantErr
 
@@ -51,8 +53,12 @@ class JetStreamNonceStore:
         memory: bool = False,
         client: Client | None = None,
         timeout_s: float = 5.0,
+        max_bytes: int = NONCE_BUCKET_MAX_BYTES,
     ) -> JetStreamNonceStore:
-        """Bind to ``bucket``, creating it with TTL ``retention_s`` when missing.
+        """Bind to ``bucket``, creating it with TTL ``retention_s`` and at most ``max_bytes`` when missing.
+
+        JetStream reserves ``max_bytes`` for the bucket, so no other stream can take its room; a full bucket
+        refuses new nonces and claims fail (messages are rejected, never accepted unchecked).
 
         With ``client`` (the connection ``js`` belongs to) claims are pipelined (module docstring); a claim not
         answered within ``timeout_s`` raises AttestationError.
@@ -66,7 +72,9 @@ class JetStreamNonceStore:
             kv = await js.key_value(bucket)
         except errors.BucketNotFoundError:
             storage = api.StorageType.MEMORY if memory else api.StorageType.FILE
-            config = api.KeyValueConfig(bucket=bucket, history=1, ttl=retention_s, storage=storage)
+            config = api.KeyValueConfig(
+                bucket=bucket, history=1, ttl=retention_s, storage=storage, max_bytes=max_bytes
+            )
             try:
                 kv = await js.create_key_value(config=config)
             except errors.BadRequestError:  # created concurrently by another replica

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from nats.aio.client import Client
     from nats.js.kv import KeyValue
 
+DEFAULT_TTL_S = 86400.0
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
 
 def redacted(url: str | None) -> str:
     """The URL without user information (``nats://user:pass@host`` -> ``nats://***@host``)."""
@@ -43,7 +46,8 @@ class NatsKVCounterStore:
         *,
         url: str | None = None,
         bucket: str = "stockade_rate_limits",
-        ttl_seconds: float | None = None,
+        ttl_seconds: float = DEFAULT_TTL_S,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         max_retries: int = 100,
         max_reconnect_attempts: int = 60,
         reconnect_wait_seconds: float = 0.5,
@@ -51,20 +55,22 @@ class NatsKVCounterStore:
         if kv is None and url is None:
             raise ValueError("NatsKVCounterStore needs a KeyValue bucket or a NATS url")
         self._kv = kv
-        self._url, self._bucket_name, self._ttl = url, bucket, ttl_seconds
+        self._url, self._bucket_name, self._ttl, self._max_bytes = url, bucket, ttl_seconds, max_bytes
         self._max_retries = max_retries
         self._reconnect = (max_reconnect_attempts, reconnect_wait_seconds)
         self._nc: Client | None = None
         self._connect_lock = asyncio.Lock()
 
     @staticmethod
-    async def open_bucket(js: Any, bucket: str, ttl_seconds: float | None = None) -> KeyValue:
-        """Bind to ``bucket``, creating it (with a bucket-level TTL) when it does not exist."""
+    async def open_bucket(
+        js: Any, bucket: str, ttl_seconds: float = DEFAULT_TTL_S, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> KeyValue:
+        """Bind to ``bucket``, creating it (bucket-level TTL, a byte limit) when it does not exist."""
         nats_js = require("nats.js", extra="nats", feature="the NATS rate-limit backend")
         try:
             kv: KeyValue = await js.key_value(bucket)
         except nats_js.errors.BucketNotFoundError:
-            kv = await js.create_key_value(bucket=bucket, ttl=ttl_seconds, history=1)
+            kv = await js.create_key_value(bucket=bucket, ttl=ttl_seconds, history=1, max_bytes=max_bytes)
         return kv
 
     async def _bucket(self) -> KeyValue:
@@ -81,7 +87,9 @@ class NatsKVCounterStore:
                         max_reconnect_attempts=attempts,
                         reconnect_time_wait=wait,
                     )
-                    self._kv = await self.open_bucket(self._nc.jetstream(), self._bucket_name, self._ttl)
+                    self._kv = await self.open_bucket(
+                        self._nc.jetstream(), self._bucket_name, self._ttl, self._max_bytes
+                    )
                 except Exception as exc:  # connection refused, timeouts, no JetStream
                     raise CheckUnavailableError(
                         f"rate-limit store at {redacted(self._url)} unavailable: {type(exc).__name__}"

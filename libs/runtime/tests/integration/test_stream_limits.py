@@ -1,0 +1,42 @@
+"""stockade.runtime.streams.ensure_stream on a real nats-server: new streams get their limits, a stream made by an
+older release without limits gets the missing ones, and an operator's own values are kept."""
+
+import nats
+import pytest
+from nats.js.api import DiscardPolicy, StreamConfig
+
+from stockade.contracts.limits import STREAM_LIMITS, StreamLimits
+from stockade.runtime.streams import StreamLimitError, ensure_stream
+
+pytestmark = pytest.mark.nats
+
+
+async def test_new_and_old_streams_end_with_byte_and_age_limits(nats_server_factory):
+    nc = await nats.connect(nats_server_factory().url)
+    try:
+        js = nc.jetstream()
+        created = await ensure_stream(js, "PROMPTS", ["prompt.published.v1"])
+        expected = STREAM_LIMITS["PROMPTS"]
+        assert created.config.max_bytes == expected.max_bytes and created.config.max_age == expected.max_age_s
+        assert created.config.discard == DiscardPolicy.OLD
+
+        await js.add_stream(StreamConfig(name="OLDER", subjects=["older.v1"]))  # an older release: no limits
+        filled = await ensure_stream(js, "OLDER", ["older.v1"], limits=StreamLimits(1_000_000, 3600.0, "new"))
+        assert (filled.config.max_bytes, filled.config.max_age) == (1_000_000, 3600.0)
+        assert (await js.stream_info("OLDER")).config.max_bytes == 1_000_000
+
+        await js.add_stream(StreamConfig(name="TUNED", subjects=["tuned.v1"], max_bytes=5_000_000))
+        kept = await ensure_stream(js, "TUNED", ["tuned.v1"], limits=StreamLimits(1_000_000, 3600.0, "new"))
+        assert (kept.config.max_bytes, kept.config.max_age) == (5_000_000, 3600.0)  # operator's bytes kept
+    finally:
+        await nc.close()
+
+
+async def test_a_store_too_small_for_the_limits_says_which_setting_to_change(nats_server_factory):
+    server = nats_server_factory('jetstream { store_dir: "{store_dir}", max_file_store: 10MB }')
+    nc = await nats.connect(server.url)
+    try:
+        with pytest.raises(StreamLimitError, match="cannot reserve 67108864 bytes for stream PROMPTS"):
+            await ensure_stream(nc.jetstream(), "PROMPTS", ["prompt.published.v1"])
+    finally:
+        await nc.close()
