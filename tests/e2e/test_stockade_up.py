@@ -53,7 +53,7 @@ def processes_with_marker(run_id: str) -> list[int]:
 class Stack:
     def __init__(self, state_dir: Path) -> None:
         self.state_dir = state_dir
-        self.nats, self.prompt, self.model, self.ingest = free_ports(4)
+        self.nats, self.prompt, self.model, self.ingest, self.toxicity = free_ports(5)
         self.run_id = f"test-{os.getpid()}-{time.monotonic_ns()}"
         self.output: list[str] = []
         self.proc: subprocess.Popen[str] | None = None
@@ -74,6 +74,8 @@ class Stack:
                 str(self.model),
                 "--ingest-port",
                 str(self.ingest),
+                "--toxicity-port",
+                str(self.toxicity),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -124,17 +126,18 @@ async def nats_health(url: str, subject: str) -> dict:
 def test_up_serves_health_everywhere_then_ctrl_c_leaves_nothing(stack):
     stack.start()
     text = stack.text()
-    for part in ("nats-server", "database", "prompt-api", "model-api", "guardrail-ingest", "trust-broker"):
+    parts = ("nats-server", "database", "prompt-api", "model-api", "guardrail-ingest", "toxicity-classifier")
+    for part in (*parts, "trust-broker"):
         assert f"starting {part}" in text or f"starting  {part}" in text or part in text
     assert "demo API key" in text and "stk_" in text
-    for port in (stack.prompt, stack.model, stack.ingest):
+    for port in (stack.prompt, stack.model, stack.ingest, stack.toxicity):
         for path in ("/healthz", "/readyz"):
             r = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5)
             assert r.status_code == 200, (port, path, r.text)
     nats_url = f"nats://127.0.0.1:{stack.nats}"
     assert asyncio.run(nats_health(nats_url, subjects.TRUST_HEALTH))["status"] == "ok"
     children = processes_with_marker(stack.run_id)
-    assert len(children) >= 5, children  # nats-server + four services (+ stockade itself)
+    assert len(children) >= 6, children  # nats-server + five services (+ stockade itself)
 
     assert stack.stop(signal.SIGINT) == 0, stack.text()
     assert "stopped cleanly." in stack.text()
@@ -165,7 +168,7 @@ def test_demo_key_works_and_data_survives_a_restart(stack):
     assert processes_with_marker(stack.run_id) == []
 
     again = Stack(stack.state_dir)
-    again.nats, again.prompt, again.model, again.ingest = free_ports(4)
+    again.nats, again.prompt, again.model, again.ingest, again.toxicity = free_ports(5)
     try:
         again.start()
         assert key in again.text(), "the demo key of the first run still works and is shown again"
@@ -178,6 +181,23 @@ def test_demo_key_works_and_data_survives_a_restart(stack):
     finally:
         assert again.stop() == 0
         assert processes_with_marker(again.run_id) == []
+
+
+def test_demo_guardrails_config_points_the_toxicity_check_at_the_stack(stack):
+    from stockade.guardrails import load_config
+
+    stack.start()
+    path = stack.state_dir / "guardrails.yaml"
+    assert str(path) in stack.text()
+    toxicity = load_config(path).guardrails.checks.toxicity
+    assert toxicity.enabled and toxicity.url == f"http://127.0.0.1:{stack.toxicity}/classify"
+    reply = httpx.post(toxicity.url, json={"inputs": "see you at the lake on Sunday"}, timeout=10)
+    assert reply.status_code == 200 and {item["label"] for item in reply.json()} == {
+        "toxic",
+        "offensive",
+        "non-toxic",
+    }
+    assert stack.stop() == 0
 
 
 def test_busy_port_fails_fast_with_advice(stack):
@@ -199,6 +219,8 @@ def test_busy_port_fails_fast_with_advice(stack):
                 str(stack.model),
                 "--ingest-port",
                 str(stack.ingest),
+                "--toxicity-port",
+                str(stack.toxicity),
             ],
             capture_output=True,
             text=True,

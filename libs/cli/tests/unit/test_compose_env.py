@@ -23,7 +23,8 @@ def _values(env_file: Path) -> dict[str, str]:
 def test_every_required_secret_of_the_real_compose_file_gets_a_strong_random_value(tmp_path):
     required = compose_env.required_variables(COMPOSE.read_text())
     assert "POSTGRES_PASSWORD" in required and "AGENT_TREASURER_HMAC_SECRET" in required
-    assert len(required) == 17 and all(name != "VAR" for name in required)  # not the header comment's
+    assert "TOXICITY_CLASSIFIER_API_KEY" in required
+    assert len(required) == 18 and all(name != "VAR" for name in required)  # not the header comment's
     first = compose_env.write_env(COMPOSE, tmp_path / "a.env")
     compose_env.write_env(COMPOSE, tmp_path / "b.env")
     assert first.created and first.added == required and first.kept == []

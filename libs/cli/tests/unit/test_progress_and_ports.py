@@ -26,7 +26,9 @@ def test_busy_ports_are_named(tmp_path):
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        cfg = StackConfig(state_dir=tmp_path, model_port=port, nats_port=0, prompt_port=0, ingest_port=0)
+        cfg = StackConfig(
+            state_dir=tmp_path, model_port=port, nats_port=0, prompt_port=0, ingest_port=0, toxicity_port=0
+        )
         with pytest.raises(StartupError, match=f"model-api port {port}"):
             check_ports(cfg)
 

@@ -83,3 +83,21 @@ def ensure_trust_config(state_dir: Path) -> Path:
         ]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def write_guardrails_config(path: Path, toxicity_url: str) -> Path:
+    """A guardrails configuration for agents trying the embedded stack: the toxicity check switched on and
+    pointed at the stack's toxicity-classifier. Rewritten on every start (the port may change)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# Written by `stockade up` on every start: copy this file to change it.",
+        "# GuardrailSystem(path) runs the content checks with the toxicity check calling the embedded",
+        "# toxicity-classifier; every other setting keeps its default (libs/guardrails/README.md).",
+        "guardrails:",
+        "  checks:",
+        "    toxicity:",
+        "      enabled: true",
+        f"      url: {json.dumps(toxicity_url)}",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -26,9 +26,10 @@ def up(
     prompt_port: Annotated[int, typer.Option(help="prompt-api port.")] = 8101,
     model_port: Annotated[int, typer.Option(help="model-api (console) port.")] = 8102,
     ingest_port: Annotated[int, typer.Option(help="guardrail-ingest port.")] = 8103,
+    toxicity_port: Annotated[int, typer.Option(help="toxicity-classifier port.")] = 8104,
     startup_timeout: Annotated[float, typer.Option(help="Seconds to wait for each part.")] = 60.0,
 ) -> None:
-    """Start the embedded stack (NATS + JetStream, SQLite, chdb, all four services) until Ctrl-C."""
+    """Start the embedded stack (NATS + JetStream, SQLite, chdb, all five services) until Ctrl-C."""
     cfg = StackConfig(
         state_dir=(state_dir or default_state_dir()).resolve(),
         host=host,
@@ -36,6 +37,7 @@ def up(
         prompt_port=prompt_port,
         model_port=model_port,
         ingest_port=ingest_port,
+        toxicity_port=toxicity_port,
         startup_timeout_s=startup_timeout,
     )
     raise typer.Exit(run_up(cfg))

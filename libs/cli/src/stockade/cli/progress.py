@@ -19,17 +19,17 @@ def info(message: str) -> None:
 
 
 def ok(part: str, message: str) -> None:
-    print(f"{_c('32', 'ready')}    {part:<18} {message}", flush=True)
+    print(f"{_c('32', 'ready')}    {part:<19} {message}", flush=True)
 
 
 def fail(part: str, message: str) -> None:
-    print(f"{_c('31', 'failed')}   {part:<18} {message}", file=sys.stderr, flush=True)
+    print(f"{_c('31', 'failed')}   {part:<19} {message}", file=sys.stderr, flush=True)
 
 
 @contextmanager
 def starting(part: str, detail: str = "") -> Iterator[None]:
     """Prints 'starting', then 'ready (N ms)' or 'failed: reason'."""
-    print(f"{_c('33', 'starting')} {part:<18} {detail}".rstrip(), flush=True)
+    print(f"{_c('33', 'starting')} {part:<19} {detail}".rstrip(), flush=True)
     t0 = time.perf_counter()
     try:
         yield

@@ -1,4 +1,4 @@
-"""The embedded stack of ``stockade up``: NATS (JetStream), SQLite, chdb and the four services."""
+"""The embedded stack of ``stockade up``: NATS (JetStream), SQLite, chdb and the five services."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ class StackConfig:
     prompt_port: int = 8101
     model_port: int = 8102
     ingest_port: int = 8103
+    toxicity_port: int = 8104
     startup_timeout_s: float = 60.0
     run_id: str = field(default_factory=lambda: os.environ.get("STOCKADE_UP_ID") or uuid.uuid4().hex)
 
@@ -54,7 +55,21 @@ class StackConfig:
             "prompt-api": ("stockade.prompt_api", "PROMPT_API_", self.prompt_port),
             "model-api": ("stockade.model_api", "MODEL_API_", self.model_port),
             "guardrail-ingest": ("stockade.guardrail_ingest", "GUARDRAIL_INGEST_", self.ingest_port),
+            "toxicity-classifier": (
+                "stockade.toxicity_classifier",
+                "TOXICITY_CLASSIFIER_",
+                self.toxicity_port,
+            ),
         }
+
+    @property
+    def toxicity_url(self) -> str:
+        """Where the guardrails toxicity check of the demo configuration posts (toxicity-classifier)."""
+        return f"http://{self.host}:{self.toxicity_port}/classify"
+
+    @property
+    def guardrails_config_path(self) -> Path:
+        return self.state_dir / "guardrails.yaml"
 
 
 class StartupError(RuntimeError):

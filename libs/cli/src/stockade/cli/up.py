@@ -8,7 +8,7 @@ from pathlib import Path
 from types import FrameType
 
 from stockade.cli import progress
-from stockade.cli.demo import DemoInfo, prepare_database
+from stockade.cli.demo import DemoInfo, prepare_database, write_guardrails_config
 from stockade.cli.processes import Child, wait_any_exit
 from stockade.cli.stack import (
     StackConfig,
@@ -19,7 +19,7 @@ from stockade.cli.stack import (
     wait_healthy,
 )
 
-SERVICES = ("prompt-api", "model-api", "guardrail-ingest", "trust-broker")
+SERVICES = ("prompt-api", "model-api", "guardrail-ingest", "toxicity-classifier", "trust-broker")
 
 
 def run_up(cfg: StackConfig) -> int:
@@ -58,6 +58,7 @@ def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: lis
         children.append(start_nats(cfg))
     with progress.starting("database", f"SQLite {cfg.db_path} (migrate, seed demo data if empty)"):
         demo = prepare_database(cfg.state_dir, cfg.db_url)
+    write_guardrails_config(cfg.guardrails_config_path, cfg.toxicity_url)
     started: dict[str, Child] = {}
     for name in SERVICES:
         progress.info(f"starting {name}")
@@ -77,14 +78,15 @@ def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: lis
 def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
     print("\nStockade is up.", flush=True)
     for name, (_, _, port) in cfg.http_services().items():
-        print(f"  {name:<17} http://{cfg.host}:{port}")
-    print(f"  {'trust-broker':<17} {cfg.nats_url} (publish to trust.submit.<receiver>)")
-    print(f"  {'console':<17} http://{cfg.host}:{cfg.model_port}/")
+        print(f"  {name:<19} http://{cfg.host}:{port}")
+    print(f"  {'trust-broker':<19} {cfg.nats_url} (publish to trust.submit.<receiver>)")
+    print(f"  {'console':<19} http://{cfg.host}:{cfg.model_port}/")
+    print(f"  {'guardrails config':<19} {cfg.guardrails_config_path} (toxicity check -> {cfg.toxicity_url})")
     if demo:
-        print(f"\n  demo API key      {demo.api_key}")
-        print(f"  demo project      {demo.project_id}")
+        print(f"\n  demo API key        {demo.api_key}")
+        print(f"  demo project        {demo.project_id}")
         if demo.console_password:
-            print(f"  console sign-in   {demo.user} / {demo.console_password}")
+            print(f"  console sign-in     {demo.user} / {demo.console_password}")
         url = f"http://{cfg.host}:{cfg.prompt_port}/prompts?project_id={demo.project_id}"
         print(f"  try:  curl -H 'X-API-Key: {demo.api_key}' '{url}'")
     print("\nPress Ctrl-C to stop.", flush=True)

@@ -1,0 +1,1 @@
+"""toxicity-classifier: a reference text-classification service for the guardrails toxicity check."""
