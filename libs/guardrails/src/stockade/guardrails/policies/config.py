@@ -108,9 +108,18 @@ class NatsBackendConfig(BaseModel):
         default=100, gt=0, description="Attempts of one compare-and-set update before giving up."
     )
     max_reconnect_attempts: int = Field(
-        default=60, ge=0, description="Connection attempts (initial and after a drop) before giving up."
+        default=60,
+        ge=0,
+        description="Reconnection attempts after a drop, in the background (checks fail closed meanwhile); a "
+        "client that gave up is replaced on the next check.",
     )
     reconnect_wait_seconds: float = Field(default=0.5, ge=0, description="Pause between connection attempts.")
+    timeout_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        description="Most one rate-limit check waits for the store (connecting included) before it fails "
+        "closed with CheckUnavailableError.",
+    )
 
 
 class RateLimitsConfig(BaseModel):

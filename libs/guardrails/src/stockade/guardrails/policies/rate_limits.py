@@ -49,6 +49,7 @@ def store_from_config(config: RateLimitsConfig) -> CounterStore:
             max_retries=n.max_retries,
             max_reconnect_attempts=n.max_reconnect_attempts,
             reconnect_wait_seconds=n.reconnect_wait_seconds,
+            timeout_seconds=n.timeout_seconds,
         )
     return InMemoryCounterStore()
 

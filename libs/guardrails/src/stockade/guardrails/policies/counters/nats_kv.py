@@ -4,15 +4,24 @@ Each update is a compare-and-set: read the value and its revision, then ``kv.upd
 ``kv.create()`` for a new key, which fails when the key exists). When another writer got there first the server
 rejects the write with a wrong-last-sequence error and the add is retried on fresh data, so concurrent workers
 never lose an increment and never overshoot a limit.
+
+Every ``add``/``get`` (connecting included) is bounded by ``timeout_seconds``: when NATS is unreachable the call
+raises :class:`~stockade.guardrails.errors.CheckUnavailableError` within it (fail closed), never after minutes of
+reconnecting. Nothing listening is found by a TCP probe before nats-py's first connect (which can loop far past its
+``connect_timeout``, nats-io/nats.py#645); a connection lost mid-run fails each call at once while the client
+reconnects in the background; a client that gave up is replaced on the next call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import logging
 import random
 import re
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from stockade.guardrails.errors import CheckUnavailableError
 from stockade.guardrails.extras import require
@@ -23,6 +32,8 @@ if TYPE_CHECKING:
 
 DEFAULT_TTL_S = 86400.0
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_TIMEOUT_S = 2.0
+log = logging.getLogger(__name__)
 
 
 def redacted(url: str | None) -> str:
@@ -51,6 +62,7 @@ class NatsKVCounterStore:
         max_retries: int = 100,
         max_reconnect_attempts: int = 60,
         reconnect_wait_seconds: float = 0.5,
+        timeout_seconds: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         if kv is None and url is None:
             raise ValueError("NatsKVCounterStore needs a KeyValue bucket or a NATS url")
@@ -58,6 +70,9 @@ class NatsKVCounterStore:
         self._url, self._bucket_name, self._ttl, self._max_bytes = url, bucket, ttl_seconds, max_bytes
         self._max_retries = max_retries
         self._reconnect = (max_reconnect_attempts, reconnect_wait_seconds)
+        if timeout_seconds <= 0:
+            raise ValueError("timeout_seconds must be positive")
+        self._timeout = timeout_seconds
         self._nc: Client | None = None
         self._connect_lock = asyncio.Lock()
 
@@ -74,34 +89,63 @@ class NatsKVCounterStore:
         return kv
 
     async def _bucket(self) -> KeyValue:
-        if self._kv is not None:
-            return self._kv
         async with self._connect_lock:
-            if self._kv is None:
-                nats = require("nats", extra="nats", feature="the NATS rate-limit backend")
-                try:
-                    attempts, wait = self._reconnect
-                    self._nc = await nats.connect(
-                        self._url,
-                        connect_timeout=2,
-                        max_reconnect_attempts=attempts,
-                        reconnect_time_wait=wait,
-                    )
-                    self._kv = await self.open_bucket(
-                        self._nc.jetstream(), self._bucket_name, self._ttl, self._max_bytes
-                    )
-                except Exception as exc:  # connection refused, timeouts, no JetStream
+            if self._nc is not None and not self._nc.is_connected:
+                if not self._nc.is_closed:  # reconnecting in the background: fail now, not after a timeout
                     raise CheckUnavailableError(
-                        f"rate-limit store at {redacted(self._url)} unavailable: {type(exc).__name__}"
-                    ) from exc
+                        f"rate-limit store at {redacted(self._url)} unavailable: connection lost, reconnecting"
+                    )
+                self._nc, self._kv = None, None  # the client gave up: connect afresh
+            if self._kv is None:
+                self._kv = await self._connect()
             return self._kv
 
+    async def _connect(self) -> KeyValue:
+        nats = require("nats", extra="nats", feature="the NATS rate-limit backend")
+        try:
+            await _reachable(str(self._url), self._timeout)
+            attempts, wait = self._reconnect
+            self._nc = await nats.connect(
+                self._url,
+                connect_timeout=self._timeout,
+                max_reconnect_attempts=attempts,
+                reconnect_time_wait=wait,
+                error_cb=_quiet,
+            )
+            return await self.open_bucket(
+                self._nc.jetstream(timeout=self._timeout), self._bucket_name, self._ttl, self._max_bytes
+            )
+        except Exception as exc:  # connection refused, timeouts, no JetStream
+            await self._discard()
+            raise CheckUnavailableError(
+                f"rate-limit store at {redacted(self._url)} unavailable: {type(exc).__name__}"
+            ) from exc
+
+    async def _discard(self) -> None:
+        nc, self._nc, self._kv = self._nc, None, None
+        if nc is not None:
+            with contextlib.suppress(Exception):
+                await nc.close()
+
     async def add(self, key: str, amount: int, limit: int | None = None) -> tuple[bool, int]:
+        result: tuple[bool, int] = await self._bounded(self._add(key, amount, limit), "updating a counter")
+        return result
+
+    async def get(self, key: str) -> int:
+        result: int = await self._bounded(self._get(key), "reading a counter")
+        return result
+
+    async def _bounded(self, call: Any, what: str) -> Any:
+        """``call`` within ``timeout_seconds``; every failure of the store is CheckUnavailableError."""
         nats_errors = require("nats.errors", extra="nats", feature="the NATS rate-limit backend")
         try:
-            return await self._add(key, amount, limit)
-        except (nats_errors.Error, TimeoutError) as exc:  # server gone, request timed out
-            raise CheckUnavailableError(f"rate-limit store: {type(exc).__name__} updating a counter") from exc
+            return await asyncio.wait_for(call, timeout=self._timeout)
+        except TimeoutError as exc:  # wait_for's own, or a JetStream request's
+            raise CheckUnavailableError(
+                f"rate-limit store: no answer within {self._timeout} s {what} (NATS unreachable?)"
+            ) from exc
+        except nats_errors.Error as exc:  # server gone, connection closed
+            raise CheckUnavailableError(f"rate-limit store: {type(exc).__name__} {what}") from exc
 
     async def _add(self, key: str, amount: int, limit: int | None) -> tuple[bool, int]:
         kv = await self._bucket()
@@ -129,20 +173,44 @@ class NatsKVCounterStore:
                 await asyncio.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
         raise CheckUnavailableError(f"counter {key!r}: too much contention ({self._max_retries} attempts)")
 
-    async def get(self, key: str) -> int:
+    async def _get(self, key: str) -> int:
         kv = await self._bucket()
-        from nats.errors import Error as NatsError
         from nats.js.errors import KeyNotFoundError
 
         try:
             entry = await kv.get(counter_key(key))
         except KeyNotFoundError:
             return 0
-        except (NatsError, TimeoutError) as exc:
-            raise CheckUnavailableError(f"rate-limit store: {type(exc).__name__} reading a counter") from exc
         return int(entry.value or b"0")
 
     async def close(self) -> None:
-        if self._nc is not None:
-            await self._nc.drain()
-            self._nc, self._kv = None, None
+        nc, self._nc, self._kv = self._nc, None, None
+        if nc is not None:
+            try:
+                await asyncio.wait_for(nc.drain(), timeout=self._timeout)
+            except Exception:  # disconnected or slow: close without draining
+                with contextlib.suppress(Exception):
+                    await nc.close()
+
+
+async def _reachable(url: str, timeout_s: float) -> None:
+    """Raise ConnectionError at once when no server of ``url`` accepts TCP (nats-py would loop on its connect)."""
+    for server in url.split(","):
+        server = server.strip()
+        parsed = urlsplit(server if "://" in server else f"nats://{server}")
+        try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_connection(parsed.hostname or "127.0.0.1", parsed.port or 4222),
+                timeout=timeout_s,
+            )
+        except (OSError, TimeoutError):
+            continue
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return
+    raise ConnectionError("no NATS server accepts connections")
+
+
+async def _quiet(exc: Exception) -> None:
+    log.debug("rate-limit store NATS client: %s: %s", type(exc).__name__, exc)
