@@ -225,7 +225,16 @@ def cmd_test(args: list[str]) -> int:
     step("ruff (format)")
     run([BIN / "ruff", "format", "--check", "."], env=env)
     step("mypy (strict on libs/, default on services/)")
-    packages = ["contracts", "runtime", "identity", "guardrails", "testing", "cli", "client"]
+    packages = [
+        "contracts",
+        "runtime",
+        "identity",
+        "guardrails",
+        "guardrails_model",
+        "testing",
+        "cli",
+        "client",
+    ]
     packages += ["prompt_api", "model_api", "guardrail_ingest", "toxicity_classifier", "trust_broker"]
     run([BIN / "mypy", *(arg for p in packages for arg in ("-p", f"stockade.{p}"))], env=env)
     step("pytest (real servers; summary at the end)")

@@ -393,7 +393,12 @@ def main() -> None:
     parser.add_argument("--refit", action="store_true", help="Refit the jailbreak routes even if saved.")
     parser.add_argument("--write-readme", action="store_true")
     parser.add_argument("--latency-n", type=int, default=60)
-    parser.add_argument("--only", default="pii,jailbreak,secrets,latency")
+    parser.add_argument(
+        "--only",
+        default="pii,jailbreak,secrets,latency",
+        help="comma-separated parts: pii, jailbreak (routes fitted on llm-warden), secrets, latency (per check), "
+        "default-latency (check_input with the default checks on 1 kB and 20 kB)",
+    )
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     results_path = OUT / "results.json"
@@ -411,6 +416,15 @@ def main() -> None:
         print("pii ...")
         results["pii"] = eval_pii()
         print(json.dumps({k: results["pii"][k]["overall"] for k in ("ours", "default_presidio")}, indent=1))
+    if "default-latency" in parts:
+        # check_input with the defaults (PII + the trained classifier) on 1 kB and 20 kB (bench/check_latency.py)
+        from check_latency import OUT as LATENCY_OUT
+        from check_latency import measure
+
+        print("default-latency ...")
+        results["default_latency"] = asyncio.run(measure(args.latency_n))
+        (LATENCY_OUT / "check_latency.json").write_text(json.dumps(results["default_latency"], indent=2))
+        print(json.dumps(results["default_latency"], indent=1))
     if "latency" in parts:
         print("latency ...")
         results["latency"] = asyncio.run(eval_latency(args.latency_n))

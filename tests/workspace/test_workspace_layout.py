@@ -143,10 +143,11 @@ def test_nothing_connects_at_import_time():
 
 
 def test_default_install_has_no_torch_requirement():
-    """torch belongs to the optional ml extra only (a default install must never pull a CUDA build)."""
+    """torch belongs to the optional torch extra only (a default install must never pull a CUDA build)."""
     for member in MEMBERS:
         assert not any(r.startswith("torch") for r in project(member).get("dependencies", [])), member.name
     root = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert not any(
-        r.split("[")[0] == "stockade-guardrails" and "ml" in r for r in root["project"]["dependencies"]
+        r.split("[")[0] == "stockade-guardrails" and re.search(r"[\[,](ml|torch)[\],]", r)
+        for r in root["project"]["dependencies"]
     )

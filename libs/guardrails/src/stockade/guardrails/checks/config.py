@@ -233,8 +233,52 @@ class OpenAIEncoderConfig(Strict):
     timeout_s: float = Field(default=10.0, gt=0, description="HTTP timeout.")
 
 
+AttackClass = Literal["jailbreak", "injection", "malicious"]
+
+
 class ClassificationConfig(CheckSettings):
-    """``guardrails.checks.classification``: semantic routing over jailbreak / malicious / injection."""
+    """``guardrails.checks.classification``: jailbreak / injection / malicious detection.
+
+    ``method: model`` (the default with the ``ml`` extra) runs the trained classifier shipped in
+    stockade-guardrails-model; ``method: routes`` is semantic routing with an embedding encoder
+    (``encoder_type`` / ``ENCODER_TYPE``) over built-in, configured or fitted routes."""
+
+    method: Literal["model", "routes"] | None = Field(
+        default=None,
+        description="model (trained classifier) or routes (semantic routing); None: routes when routes, "
+        "fitted_path, encoder_type or the ENCODER_TYPE environment variable is set, else model.",
+    )
+    classifier_path: str | None = Field(
+        default=None,
+        description="method model: a model directory (model.onnx, tokenizer.json, screener.npz, "
+        "classifier.json); None: the one in the stockade-guardrails-model package.",
+    )
+    thresholds: dict[AttackClass, float] = Field(
+        default_factory=dict,
+        description="method model: probability at which a class fires on user input (stage input), per "
+        "class; a class left out uses the shipped model's tuned threshold.",
+    )
+    context_thresholds: dict[AttackClass, float] = Field(
+        default_factory=dict,
+        description="method model: the same for stage context (documents, tool output, e-mails, web pages); "
+        "a class left out uses its input threshold.",
+    )
+    actions: dict[AttackClass, Literal["block", "warn", "allow"]] = Field(
+        default_factory=dict, description="method model: action per class when it fires (default block)."
+    )
+    max_windows: int = Field(
+        default=1024,
+        ge=1,
+        description="method model: the most windows one text may have (the shipped model's 64-token windows: "
+        "1,024 is about 160 kB of English); a longer text is not judged and the check fails (a block when "
+        "fail-closed).",
+    )
+    model_windows: int | None = Field(
+        default=None,
+        ge=2,
+        description="method model: windows the transformer reads per text; beyond it the screener picks "
+        "the first, the last and the most suspicious. None: the model's own setting (16).",
+    )
 
     stages: list[Stage] = Field(
         default_factory=lambda: [Stage.INPUT, Stage.CONTEXT], description="Rails it runs on."

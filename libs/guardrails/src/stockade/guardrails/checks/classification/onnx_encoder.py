@@ -166,9 +166,9 @@ def _model_key(path: str) -> str:
 
 
 def _export(path: str, target: Path) -> None:
-    torch = require("torch", extra="ml", feature=f"{FEATURE}: first-use export")
-    require("onnx", extra="ml", feature=f"{FEATURE}: first-use export")
-    transformers = require("transformers", extra="ml", feature=f"{FEATURE}: first-use export")
+    torch = require("torch", extra="torch", feature=f"{FEATURE}: first-use export")
+    require("onnx", extra="torch", feature=f"{FEATURE}: first-use export")
+    transformers = require("transformers", extra="torch", feature=f"{FEATURE}: first-use export")
     tokenizer = transformers.AutoTokenizer.from_pretrained(path)
     model = transformers.AutoModel.from_pretrained(path).eval()
     sample = tokenizer(["an example sentence"], return_tensors="pt")

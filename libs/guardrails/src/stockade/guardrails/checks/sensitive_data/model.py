@@ -19,8 +19,8 @@ class TokenClassifier:
     def __init__(
         self, model: str, *, device: str = "cpu", chunk_tokens: int = 256, overlap_tokens: int = 32
     ) -> None:
-        require("transformers", extra="ml", feature=FEATURE)
-        require("torch", extra="ml", feature=FEATURE)
+        require("transformers", extra="torch", feature=FEATURE)
+        require("torch", extra="torch", feature=FEATURE)
         self.model, self.device = model, device
         self.chunk_tokens, self.overlap_tokens = chunk_tokens, overlap_tokens
 
@@ -56,7 +56,7 @@ class TokenClassifier:
 
 @lru_cache(maxsize=4)
 def _pipeline(model: str, device: str) -> tuple[Any, threading.Lock]:
-    transformers = require("transformers", extra="ml", feature=FEATURE)
+    transformers = require("transformers", extra="torch", feature=FEATURE)
     pipe = transformers.pipeline(
         "token-classification", model=model, tokenizer=model, aggregation_strategy="simple", device=device
     )

@@ -1,0 +1,179 @@
+"""The labelled texts the attack classifier is trained and evaluated on, each tagged with its source.
+
+Sources (see ../shared/data/README.md and ../shared/data/injection/README.md for licences and how each was built):
+- every file of ../shared/data/injection (one source per file);
+- ../shared/data/jailbreak (jackhhao/llm-warden, train and test files: one source, ``llm-warden``);
+- ``python-docs``: paragraphs of the docstrings of Python's standard library (PSF licence), benign documents
+  full of words like "ignore", "instructions", "system" and "password" used innocently. Taken from the running
+  interpreter, so the same Python version gives the same texts.
+
+Four injection files are evaluation-only by licence (non-commercial or never licensed by their authors): they are
+never used to fit what ships, only to measure it (EVAL_ONLY).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib
+import inspect
+import json
+import pkgutil
+import random
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+if not DATA.exists():
+    DATA = Path("/work/shared/data")
+
+LABELS = ("benign", "injection", "jailbreak", "malicious")
+ATTACKS = LABELS[1:]
+EVAL_ONLY = frozenset({"codealpaca", "alpaca_eval", "donotanswer", "bigpromptlib_system_prompts"})
+# Reserved for a separate evaluation (issue 14): never read, never fetched.
+RESERVED = ("JailbreakBench", "tensor-trust", "self-instruct", "jailbreak_llms")
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str
+    label: str
+    source: str
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def load_injection() -> list[Example]:
+    out = []
+    for path in sorted((DATA / "injection").glob("*.jsonl")):
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                if any(r.lower() in row["source"].lower() for r in RESERVED):
+                    raise SystemExit(f"{path.name}: a row names a reserved source ({row['source']})")
+                out.append(Example(row["text"], row["label"], path.stem))
+    return out
+
+
+def load_llm_warden(split: str | None = None) -> list[Example]:
+    out = []
+    for part in ("train", "test") if split is None else (split,):
+        with (DATA / "jailbreak" / f"jailbreak_dataset_{part}.csv").open(encoding="utf-8", newline="") as fh:
+            for row in csv.DictReader(fh):
+                out.append(Example(row["prompt"], row["type"], "llm-warden"))
+    return out
+
+
+_SKIP_MODULES = re.compile(r"(^|\.)(test|tests|idlelib|lib2to3|turtledemo|__main__|antigravity|this)(\.|$)")
+
+
+def load_python_docs(limit: int = 1500, seed: int = 7) -> list[Example]:
+    """Paragraphs (200-1,500 characters) of standard-library docstrings, sampled with a fixed seed."""
+    paragraphs: set[str] = set()
+    names = sorted(m.name for m in pkgutil.iter_modules() if m.name in sys.stdlib_module_names)
+    for name in names:
+        if _SKIP_MODULES.search(name) or name.startswith("_"):
+            continue
+        try:
+            module = importlib.import_module(name)
+        except Exception:  # some stdlib modules need a platform or a GUI
+            continue
+        docs = [inspect.getdoc(module)]
+        for _, obj in sorted(vars(module).items()):
+            if getattr(obj, "__module__", None) == name and (inspect.isclass(obj) or inspect.isfunction(obj)):
+                docs.append(inspect.getdoc(obj))
+        for doc in docs:
+            for para in re.split(r"\n\s*\n", doc or ""):
+                para = para.strip()
+                if 200 <= len(para) <= 1500 and not para.startswith(">>>"):
+                    paragraphs.add(para)
+    ordered = sorted(paragraphs, key=lambda p: hashlib.sha256(p.encode()).hexdigest())
+    random.Random(seed).shuffle(ordered)
+    return [Example(p, "benign", "python-docs") for p in ordered[:limit]]
+
+
+def load_all() -> list[Example]:
+    """Every source, de-duplicated on normalised text across sources (first occurrence kept)."""
+    seen: set[str] = set()
+    out = []
+    for ex in [*load_injection(), *load_llm_warden(), *load_python_docs()]:
+        key = _norm(ex.text)
+        if key in seen or len(key) < 10:
+            continue
+        seen.add(key)
+        out.append(ex)
+    return out
+
+
+def embed_attacks(examples: list[Example], n: int, seed: int = 11) -> list[tuple[Example, str, str]]:
+    """Attacks placed inside ordinary text, as indirect injection arrives: an injection or jailbreak text (at
+    most 600 characters) between two paragraphs of a benign document (a slice of 200-500 characters before and
+    after it). Returns (example, attack source, host source); the label is the attack's. Built only from
+    trainable sources, so each cross-source fold can keep the ones whose two sources it trains on."""
+    rng = random.Random(seed)
+    attacks = [
+        e
+        for e in examples
+        if e.label in ("injection", "jailbreak") and len(e.text) <= 600 and e.source not in EVAL_ONLY
+    ]
+    hosts = [e for e in examples if e.label == "benign" and len(e.text) >= 400 and e.source not in EVAL_ONLY]
+    out = []
+    for _ in range(n):
+        a, h = rng.choice(attacks), rng.choice(hosts)
+        cut = rng.randrange(0, max(1, len(h.text) - 400))
+        before = h.text[cut : cut + rng.randrange(200, 500)]
+        after = h.text[cut + len(before) : cut + len(before) + rng.randrange(200, 500)]
+        text = f"{before}\n\n{a.text}\n\n{after}"
+        out.append((Example(text, a.label, f"embedded:{a.source}+{h.source}"), a.source, h.source))
+    return out
+
+
+def sources(examples: list[Example]) -> list[str]:
+    return sorted({e.source for e in examples})
+
+
+def cap_per_source(examples: list[Example], cap: int, seed: int = 7) -> list[Example]:
+    """At most ``cap`` examples per (source, label), sampled with a fixed seed: templated sources (BIPIA, garak,
+    CyberSecEval's translations) would otherwise teach the model their few wrappers."""
+    groups: dict[tuple[str, str], list[Example]] = {}
+    for e in examples:
+        groups.setdefault((e.source, e.label), []).append(e)
+    rng = random.Random(seed)
+    out = []
+    for key in sorted(groups):
+        group = groups[key]
+        out.extend(group if len(group) <= cap else rng.sample(group, cap))
+    return out
+
+
+def source_folds(examples: list[Example], k: int) -> list[list[str]]:
+    """Whole sources dealt into ``k`` folds (each source in exactly one). Sources are ordered by their main
+    label, then by size, and dealt round-robin, so every fold keeps sources of every label to train on."""
+    sizes: dict[str, dict[str, int]] = {}
+    for e in examples:
+        sizes.setdefault(e.source, {}).setdefault(e.label, 0)
+        sizes[e.source][e.label] += 1
+
+    def key(src: str) -> tuple[int, int, str]:
+        main = max(sizes[src], key=lambda lbl: (sizes[src][lbl], lbl))
+        return (LABELS.index(main), -sum(sizes[src].values()), src)
+
+    folds: list[list[str]] = [[] for _ in range(k)]
+    for n, src in enumerate(sorted(sizes, key=key)):
+        folds[n % k].append(src)
+    return folds
+
+
+if __name__ == "__main__":
+    rows = load_all()
+    from collections import Counter
+
+    counts = Counter((e.source, e.label) for e in rows)
+    for src in sources(rows):
+        tag = " (evaluation only)" if src in EVAL_ONLY else ""
+        print(f"{src:40s} {dict((lbl, n) for (s, lbl), n in counts.items() if s == src)}{tag}")
+    print("total", len(rows), Counter(e.label for e in rows))

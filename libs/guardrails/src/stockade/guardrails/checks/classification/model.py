@@ -1,0 +1,142 @@
+"""The trained attack classifier: a fine-tuned MiniLM run by onnxruntime over windows of the whole text.
+
+The model directory (by default the ``stockade-guardrails-model`` package's, see its README) holds:
+``model.onnx`` (int8; input_ids + attention_mask -> class probabilities), ``tokenizer.json`` (WordPiece, read
+with the ``tokenizers`` library), ``screener.npz`` (see screener.py) and ``classifier.json`` (labels, window and
+stride, the windows the model reads per text, default thresholds). No torch, no network.
+
+A text is tokenised once and cut into overlapping windows (windows.py). Up to ``model_windows`` windows are read
+by the model; a longer text has all its windows scored by the screener and the model reads the first, the last
+and the most suspicious ones. A class's score is its highest probability over the windows read, and the window
+it came from is reported. A text of more than ``max_windows`` windows is not judged at all:
+:class:`TextTooLongError`, which the check runner turns into a fail-closed block (or a warning when fail-open).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from stockade.guardrails.checks.classification.screener import Screener
+from stockade.guardrails.checks.classification.windows import pick_windows, window_starts
+from stockade.guardrails.errors import CheckUnavailableError, GuardrailError
+from stockade.guardrails.extras import require
+
+FEATURE = "content classification (trained classifier)"
+_CLS, _SEP = "[CLS]", "[SEP]"
+
+
+class TextTooLongError(GuardrailError):
+    """The text has more windows than the check may read per call (``max_windows``)."""
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Per class, the highest probability over the windows read, and the character span of that window."""
+
+    probs: dict[str, float]
+    spans: dict[str, tuple[int, int]]
+    windows: int
+    read: int
+
+
+def default_model_dir() -> Path:
+    """The directory of the model shipped in the ``stockade-guardrails-model`` package."""
+    try:
+        from stockade.guardrails_model import model_dir
+    except ImportError:
+        raise CheckUnavailableError(
+            "content classification: the trained classifier is not installed; "
+            "pip install 'stockade-guardrails[ml]' (it brings stockade-guardrails-model), or set "
+            "guardrails.checks.classification.classifier_path to a model directory, or method: routes"
+        ) from None
+    return Path(model_dir())
+
+
+class AttackClassifier:
+    """Loads once per directory and process (see :func:`load`); ``score`` is thread-safe."""
+
+    def __init__(self, directory: Path, *, threads: int = 1) -> None:
+        ort = require("onnxruntime", extra="ml", feature=FEATURE)
+        tokenizers = require("tokenizers", extra="ml", feature=FEATURE)
+        require("numpy", extra="ml", feature=FEATURE)
+        try:
+            self.meta: dict[str, Any] = json.loads(
+                (directory / "classifier.json").read_text(encoding="utf-8")
+            )
+            tokenizer = tokenizers.Tokenizer.from_file(str(directory / "tokenizer.json"))
+            self.screener = Screener.load(directory / "screener.npz")
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            self.session = ort.InferenceSession(
+                str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+            )
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            raise CheckUnavailableError(f"{FEATURE}: cannot load {directory}: {exc}") from None
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        self.tokenizer = tokenizer
+        self.labels: list[str] = list(self.meta["labels"])
+        self.window = int(self.meta["window"])
+        self.stride = int(self.meta["stride"])
+        self.model_windows = int(self.meta["model_windows"])
+        self.cls_id = tokenizer.token_to_id(_CLS)
+        self.sep_id = tokenizer.token_to_id(_SEP)
+        self._lock = threading.Lock()
+
+    @property
+    def default_thresholds(self) -> dict[str, float]:
+        return {k: float(v) for k, v in self.meta["thresholds"].items()}
+
+    def score(self, text: str, *, max_windows: int, model_windows: int | None = None) -> Scores:
+        import numpy as np
+
+        enc = self.tokenizer.encode(text, add_special_tokens=False)
+        ids, offsets = enc.ids, enc.offsets
+        body = self.window - 2
+        starts = window_starts(len(ids), body, self.stride)
+        if len(starts) > max_windows:
+            raise TextTooLongError(
+                f"text of {len(ids)} tokens needs {len(starts)} windows, over the limit of {max_windows} "
+                "(guardrails.checks.classification.max_windows); split it or raise the limit"
+            )
+        windows = [ids[s : s + body] for s in starts]
+        budget = model_windows or self.model_windows
+        chosen = (
+            list(range(len(windows)))
+            if len(windows) <= budget
+            else pick_windows(self.screener.attack_scores(windows), budget)
+        )
+        width = max(len(windows[i]) for i in chosen) + 2
+        input_ids = np.zeros((len(chosen), width), dtype=np.int64)
+        mask = np.zeros((len(chosen), width), dtype=np.int64)
+        for row, i in enumerate(chosen):
+            seq = [self.cls_id, *windows[i], self.sep_id]
+            input_ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        with self._lock:  # one run at a time per session: intra-op threads are the parallelism
+            [probs] = self.session.run(["probs"], {"input_ids": input_ids, "attention_mask": mask})
+        best = probs.argmax(axis=0)
+        out: dict[str, float] = {}
+        spans: dict[str, tuple[int, int]] = {}
+        for k, label in enumerate(self.labels):
+            row = int(best[k])
+            out[label] = float(probs[row, k])
+            spans[label] = _char_span(offsets, starts[chosen[row]], len(windows[chosen[row]]))
+        return Scores(out, spans, len(windows), len(chosen))
+
+
+def _char_span(offsets: list[tuple[int, int]], start: int, length: int) -> tuple[int, int]:
+    if not offsets or length == 0:
+        return (0, 0)
+    return (offsets[start][0], offsets[start + length - 1][1])
+
+
+@lru_cache(maxsize=4)
+def load(directory: str, threads: int = 1) -> AttackClassifier:
+    return AttackClassifier(Path(directory), threads=threads)
