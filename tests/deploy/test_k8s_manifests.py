@@ -19,7 +19,7 @@ K8S = ROOT / "deploy" / "k8s"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 TEMPLATE = "secret.template.yaml"
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|API_KEY|ACCESS_KEY|PRIVATE_KEY|DATABASE_URL|_URL$", re.I)
-HTTP_SERVICES = {"prompt-api": 8101, "model-api": 8102, "guardrail-ingest": 8103}
+HTTP_SERVICES = {"prompt-api": 8101, "model-api": 8102, "guardrail-ingest": 8103, "toxicity-classifier": 8104}
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -178,7 +178,7 @@ def test_each_service_has_a_deployment_and_each_http_service_a_service(applied: 
 
 def test_workloads_follow_the_rules(applied: list[dict[str, Any]]) -> None:
     workloads = [d for d in applied if d["kind"] in ("Deployment", "Job")]
-    assert len(workloads) == 5
+    assert len(workloads) == 6
     assert [p for d in workloads for p in deployment_problems(d)] == []
 
 
