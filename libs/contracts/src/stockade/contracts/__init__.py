@@ -2,6 +2,7 @@
 
 from stockade.contracts import subjects
 from stockade.contracts.envelope import (
+    ActiveDbConfig,
     ApiKeyRevoked,
     DbConfigActivated,
     EventEnvelope,
@@ -14,6 +15,7 @@ from stockade.contracts.envelope import (
 )
 
 __all__ = [
+    "ActiveDbConfig",
     "ApiKeyRevoked",
     "DbConfigActivated",
     "EventEnvelope",

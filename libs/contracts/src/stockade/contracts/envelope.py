@@ -81,9 +81,31 @@ class ApiKeyRevoked(EventEnvelope):
 
 
 class DbConfigActivated(EventEnvelope):
+    """A database configuration became the active one (model-api). guardrail-ingest switches its store to
+    ``db_type``; ``activated_at`` orders activations (a later one wins). The fields after ``db_config_id`` were
+    added within v1 and are absent from events of older producers."""
+
     subject: ClassVar[str] = subjects.DBCONFIG_ACTIVATED
 
     db_config_id: str
+    db_type: str | None = Field(default=None, description="mongodb, dynamodb or clickhouse.")
+    name: str | None = None
+    activated_at: AwareDatetime | None = None
+
+
+class ActiveDbConfig(BaseModel):
+    """Reply of ``dbconfig.cmd.active.v1`` (model-api): the active database configuration.
+
+    The request body is ignored (send ``{}``). An error reply is ``{"error": {"code", "message"}}`` instead.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    schema_version: int = Field(default=1, ge=1)
+    db_config_id: str
+    db_type: str = Field(description="mongodb, dynamodb or clickhouse.")
+    name: str
+    activated_at: AwareDatetime | None = None
 
 
 class GuardrailEventsReceived(EventEnvelope):

@@ -34,6 +34,7 @@ EVENTS: Final[tuple[str, ...]] = (
 
 # --- commands (request/reply) ------------------------------------------------------------------------------
 MODEL_CMD_GET: Final = "model.cmd.get.v1"
+DBCONFIG_CMD_ACTIVE: Final = "dbconfig.cmd.active.v1"
 PROMPT_HEALTH: Final = "prompt.cmd.health.v1"
 MODEL_HEALTH: Final = "model.cmd.health.v1"
 GUARDRAIL_HEALTH: Final = "guardrail.cmd.health.v1"
@@ -42,6 +43,7 @@ TRUST_CMD_RELOAD: Final = "trust.cmd.reload.v1"
 
 COMMANDS: Final[tuple[str, ...]] = (
     MODEL_CMD_GET,
+    DBCONFIG_CMD_ACTIVE,
     PROMPT_HEALTH,
     MODEL_HEALTH,
     GUARDRAIL_HEALTH,
