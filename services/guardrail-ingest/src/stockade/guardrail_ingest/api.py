@@ -6,7 +6,7 @@ Statuses of the POST, in the order they are checked:
 |---|---|
 | 401 | ``ingest.api_key`` is set and X-API-Key is missing or wrong |
 | 400 | ``{db_type}`` is not one of mongodb, dynamodb, clickhouse |
-| 409 | ``{db_type}`` is valid but not the configured store (the client asks GET /db_type again) |
+| 409 | ``{db_type}`` is valid but not the active store (the client asks GET /db_type again) |
 | 413 | body larger than ``ingest.max_body_bytes`` (4 MiB), more than ``ingest.max_events`` (1000) events, or |
 |     | one event that, with the run's fields copied onto it, exceeds a JetStream message (NATS max_payload) |
 | 422 | body is not JSON or does not match the schema (message names the fields) |
@@ -83,12 +83,13 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
         return error_response(
             400, "unknown_db_type", f"unknown db_type {db_type!r}; one of {', '.join(DB_TYPES)}"
         )
-    if db_type != ingest.db_type:
+    active = ingest.db_type  # read once: the batch is routed to the store this request was checked against
+    if db_type != active:
         return error_response(
             409,
             "db_type_mismatch",
-            f"this backend stores into {ingest.db_type}, not {db_type}; GET /api/v1/db_type and resend",
-            configured=ingest.db_type,
+            f"this backend stores into {active}, not {db_type}; GET /api/v1/db_type and resend",
+            configured=active,
         )
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
@@ -129,7 +130,7 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
     except ValidationError as exc:
         raise RequestValidationError(_locate(exc.errors())) from None
     try:
-        accepted = await ingest.accept(batch)
+        accepted = await ingest.accept(batch, db_type=active)
     except EventTooLargeError as exc:
         return _too_large(str(exc))
     except QueueUnavailableError as exc:
@@ -143,12 +144,14 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
 async def status(ingest: IngestDep) -> dict[str, Any]:
     """Where events go and what the sink workers of this replica did since start."""
     stats = ingest.worker_stats
+    assert ingest.active is not None
     return {
         "db_type": ingest.db_type,
+        "active": ingest.active.state.as_json(),
         "table": ingest.settings.sink.table,
         "stream": ingest.settings.jetstream.stream,
         "workers": ingest.workers,
-        "schema_ready": stats.schema_ready,
+        "schema_ready": ingest.stores.ready() if ingest.stores is not None else stats.schema_ready,
         "batches": stats.batches,
         "inserted": stats.inserted,
         "duplicates": stats.duplicates,

@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from stockade.guardrail_ingest.active_store import ActiveStore
 from stockade.guardrail_ingest.batching import EventTooLargeError, message_limit, split_batch
 from stockade.guardrail_ingest.jetstream import publish_batch
 from stockade.guardrail_ingest.records import batch_id, to_records
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
+from stockade.guardrail_ingest.sinks.router import Stores
 from stockade.guardrail_ingest.worker import WorkerStats
 from stockade.guardrails.storage.wire import BatchAccepted, GuardrailBatch
 
@@ -31,22 +33,34 @@ class Ingest:
     nc: Client | None = None  # its max_payload (from the server's INFO) bounds one queued message
     worker_stats: WorkerStats = field(default_factory=WorkerStats)
     workers: int = 0
+    active: ActiveStore | None = None  # model-api's active configuration; None: always ``sink.kind``
+    stores: Stores | None = None
+
+    def __post_init__(self) -> None:
+        if self.active is None:
+            self.active = ActiveStore(self.settings.sink.kind)
 
     @property
     def db_type(self) -> str:
-        return self.settings.sink.kind
+        """The store batches accepted now are routed to (README, "Which store")."""
+        assert self.active is not None
+        return self.active.db_type
 
-    async def accept(self, batch: GuardrailBatch) -> BatchAccepted:
+    async def accept(self, batch: GuardrailBatch, db_type: str | None = None) -> BatchAccepted:
         """Publish the batch and return only after JetStream acknowledged it (then it survives restarts).
+
+        ``db_type`` is the store the caller checked the request against (default: the active one now); the queued
+        messages carry it, and the sink workers write them there even if the active store changes meanwhile.
 
         Records larger than one message may be are split into parts (see :mod:`.batching`); an event that alone
         does not fit raises :class:`EventTooLargeError` before anything is published.
         """
         if self.js is None or self.nc is None:
             raise QueueUnavailableError("JetStream is not connected")
+        store = db_type or self.db_type
         parts = split_batch(
             to_records(batch),
-            db_type=self.db_type,
+            db_type=store,
             correlation_id=batch.run.run_id,
             limit=message_limit(self.nc.max_payload),
         )
@@ -63,6 +77,6 @@ class Ingest:
             accepted=len(batch.events),
             batch_id=str(batch_id(batch)),
             duplicate=duplicates == len(parts),
-            db_type=self.db_type,
+            db_type=store,
             parts=len(parts),
         )

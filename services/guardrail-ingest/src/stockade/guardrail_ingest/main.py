@@ -1,8 +1,9 @@
 """Composition root of guardrail-ingest: settings in, app out. Nothing connects at import time.
 
-On startup: JetStream stream ensured, ``jetstream.workers`` sink workers started on the shared durable consumer
-(they create the store's schema in the background and retry until the store answers; the HTTP side accepts
-meanwhile because JetStream holds the batches). On shutdown: workers finish the batch in hand, then NATS drains.
+On startup: JetStream stream ensured, the active store learnt from model-api (else the stream's last activation,
+else the default) and followed from then on, ``jetstream.workers`` sink workers started on the shared durable
+consumer (they create the active store's schema in the background and retry until it answers; the HTTP side
+accepts meanwhile because JetStream holds the batches; each batch is written to the store it was accepted for). On shutdown: workers finish the batch in hand, then NATS drains.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import logging
 from fastapi import FastAPI
 
 from stockade.contracts import subjects
+from stockade.guardrail_ingest.active_store import ActiveState, ActiveStore, ActiveStoreFollower
 from stockade.guardrail_ingest.api import router
 from stockade.guardrail_ingest.ingest import Ingest
 from stockade.guardrail_ingest.jetstream import ensure_stream
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
-from stockade.guardrail_ingest.sinks import build_sink
+from stockade.guardrail_ingest.sinks import SinkError
+from stockade.guardrail_ingest.sinks.router import StoreRouter, Stores
 from stockade.guardrail_ingest.worker import SinkWorker
 from stockade.runtime.app import ServiceState, create_service_app
 
@@ -28,15 +31,31 @@ _STOP_GRACE_S = 5.0
 
 def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
     settings = settings or GuardrailIngestSettings()
-    ingest = Ingest(settings)
+    background: set[asyncio.Task[None]] = set()
+
+    def prepare_new_store(state: ActiveState) -> None:
+        """Create the new store's schema now rather than on its first batch (errors: retried on that batch)."""
+        if ingest.stores is None or not settings.jetstream.workers:
+            return
+        task = asyncio.create_task(_prepare(ingest.stores, state.db_type), name=f"prepare-{state.db_type}")
+        background.add(task)
+        task.add_done_callback(background.discard)
+
+    active = ActiveStore(settings.sink.kind, on_change=prepare_new_store)
+    ingest = Ingest(settings, active=active)
 
     async def on_startup(state: ServiceState) -> None:
         assert state.nats is not None
         js = state.nats.jetstream()
         await ensure_stream(js, settings.jetstream)
         ingest.js, ingest.nc = js, state.nats
+        if settings.active.follow:
+            follower = ActiveStoreFollower(active, settings.active)
+            await follower.start(state.nats)
+            state.extras["follower"] = follower
         if settings.jetstream.workers:
-            sink = build_sink(settings.sink)
+            sink = StoreRouter(settings.sink, lambda: active.db_type)
+            ingest.stores = sink
             workers = [
                 SinkWorker(js, sink, settings.jetstream, ingest.worker_stats)
                 for _ in range(settings.jetstream.workers)
@@ -48,6 +67,11 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
             state.extras["workers"] = (workers, tasks, sink)
 
     async def on_shutdown(state: ServiceState) -> None:
+        follower = state.extras.pop("follower", None)
+        if isinstance(follower, ActiveStoreFollower):
+            await follower.stop()
+        for task in list(background):
+            task.cancel()
         workers, tasks, sink = state.extras.pop("workers", ([], [], None))
         for worker in workers:
             worker.stop()
@@ -70,6 +94,13 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
     app.state.service.extras["ingest"] = ingest
     app.include_router(router)
     return app
+
+
+async def _prepare(stores: Stores, kind: str) -> None:
+    try:
+        await stores.sink_for(kind)
+    except SinkError as exc:
+        log.warning("new active store %s not ready yet (retried with its first batch): %s", kind, exc)
 
 
 def _log_exit(task: asyncio.Task[None]) -> None:

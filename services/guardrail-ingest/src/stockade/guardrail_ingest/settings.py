@@ -1,11 +1,14 @@
 """Settings of guardrail-ingest (environment prefix ``GUARDRAIL_INGEST_``, nested with ``__``).
 
-``GUARDRAIL_INGEST_SINK__KIND`` (mongodb | dynamodb | clickhouse) and ``GUARDRAIL_INGEST_SINK__URL`` choose the
-event store; ``GUARDRAIL_INGEST_SINK__TABLE`` names the collection / table (default ``guardrail_events``).
+The active store is model-api's active database configuration (README, "Which store");
+``GUARDRAIL_INGEST_SINK__<KIND>_URL`` (or a file in ``SINK__SECRETS_DIR``) says how to reach each store, and
+``GUARDRAIL_INGEST_SINK__KIND`` (with ``SINK__URL``) is the store used until the active one is known.
+``GUARDRAIL_INGEST_SINK__TABLE`` names the collection / table (default ``guardrail_events``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -26,9 +29,12 @@ _DEFAULT_URLS: dict[str, str] = {  # DynamoDB has none: unset means the AWS endp
 
 
 class SinkSettings(BaseModel):
-    """The event store. ``kind`` is also the ``{db_type}`` the library posts to."""
+    """The event stores. The active one is also the ``{db_type}`` the library posts to."""
 
-    kind: SinkKind = Field(default="mongodb", description="mongodb, dynamodb or clickhouse.")
+    kind: SinkKind = Field(
+        default="mongodb",
+        description="Store used until the active configuration is known (or always, with ACTIVE__FOLLOW=false).",
+    )
     url: str | None = Field(
         default=None,
         description=(
@@ -54,9 +60,55 @@ class SinkSettings(BaseModel):
     )
     timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one store operation.")
 
-    def resolved_url(self) -> str | None:
-        """The URL to use; None for DynamoDB without one (boto3 picks the AWS endpoint of the region)."""
-        return self.url or _DEFAULT_URLS.get(self.kind)
+    mongodb_url: str | None = Field(
+        default=None, description="How to reach MongoDB when it is the active store."
+    )
+    dynamodb_url: str | None = Field(
+        default=None, description="DynamoDB endpoint when it is the active store (empty: AWS endpoint)."
+    )
+    clickhouse_url: str | None = Field(
+        default=None, description="How to reach ClickHouse when it is the active store."
+    )
+    secrets_dir: Path | None = Field(
+        default=None,
+        description=(
+            "Directory of secret files named mongodb_url, dynamodb_url, clickhouse_url (a mounted Kubernetes "
+            "secret); a file is used when the matching *_URL variable is unset."
+        ),
+    )
+
+    def resolved_url(self, kind: str | None = None) -> str | None:
+        """The URL of store ``kind`` (default: ``self.kind``): its own ``<kind>_url``, else the file
+        ``<kind>_url`` in ``secrets_dir``, else ``url`` when ``kind`` is the default store, else the built-in
+        default; None for DynamoDB without one (boto3 picks the AWS endpoint of the region)."""
+        kind = kind or self.kind
+        own: str | None = getattr(self, f"{kind}_url", None)
+        if own:
+            return own
+        if self.secrets_dir is not None:
+            path = self.secrets_dir / f"{kind}_url"
+            if path.is_file():
+                text = path.read_text(encoding="utf-8").strip()
+                if text:
+                    return text
+        if kind == self.kind and self.url:
+            return self.url
+        return _DEFAULT_URLS.get(kind)
+
+
+class ActiveStoreSettings(BaseModel):
+    """How a replica learns the active database configuration from model-api (README, "Which store")."""
+
+    follow: bool = Field(
+        default=True,
+        description="Follow model-api's active configuration; false pins the store to SINK__KIND.",
+    )
+    request_timeout_s: float = Field(
+        default=2.0, gt=0, description="Wait this long for model-api's answer to dbconfig.cmd.active.v1."
+    )
+    resync_s: float = Field(
+        default=10.0, gt=0, description="Ask model-api again this often (repairs a missed event)."
+    )
 
 
 class IngestSettings(BaseModel):
@@ -129,6 +181,12 @@ class GuardrailIngestSettings(ServiceSettings):
 
     service_name: str = "guardrail-ingest"
     http: HttpSettings = Field(default_factory=lambda: HttpSettings(port=8103))
-    sink: SinkSettings = Field(default_factory=SinkSettings, description="The event store.")
+    sink: SinkSettings = Field(
+        default_factory=SinkSettings,
+        description="The event stores: how to reach each, and the default until the active one is known.",
+    )
+    active: ActiveStoreSettings = Field(
+        default_factory=ActiveStoreSettings, description="Following model-api's active configuration."
+    )
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="POST limits.")
     jetstream: StreamSettings = Field(default_factory=StreamSettings, description="Stream and sink workers.")

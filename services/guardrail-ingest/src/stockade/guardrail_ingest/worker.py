@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
@@ -27,6 +27,7 @@ from stockade.contracts import GuardrailEventsReceived
 from stockade.guardrail_ingest.dead_letters import dead_letter, publish_dead_letter
 from stockade.guardrail_ingest.settings import StreamSettings
 from stockade.guardrail_ingest.sinks.base import EventSink, SinkError
+from stockade.guardrail_ingest.sinks.router import FixedStore, StoreRouter, Stores
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +64,16 @@ class SinkWorker:
     def __init__(
         self,
         js: JetStreamContext,
-        sink: EventSink,
+        sink: EventSink | Stores,
         settings: StreamSettings,
         stats: WorkerStats | None = None,
     ) -> None:
-        self.js, self.sink, self.settings = js, sink, settings
+        """``sink``: the stores a batch is routed to by its ``db_type`` (:class:`StoreRouter`), or one sink that
+        takes every batch."""
+        self.js, self.settings = js, settings
+        self.stores: Stores = (
+            sink if isinstance(sink, (StoreRouter, FixedStore)) else FixedStore(cast(EventSink, sink))
+        )
         self.stats = stats or WorkerStats()
         self._stop = asyncio.Event()
 
@@ -119,20 +125,28 @@ class SinkWorker:
                 self.stats.poison += 1
                 log.error("dropping undecodable guardrail batch (seq %s): %s", _seq(msg), exc)
                 await msg.term()
-        if not decoded:
-            return
+        by_store: dict[str, list[tuple[Msg, GuardrailEventsReceived]]] = {}
+        for msg, batch in decoded:  # each batch goes to the store it was accepted for (README, "Which store")
+            by_store.setdefault(batch.db_type, []).append((msg, batch))
+        for kind, group in by_store.items():
+            await self._store(kind, group)
+
+    async def _store(self, kind: str, decoded: list[tuple[Msg, GuardrailEventsReceived]]) -> None:
+        """One write of these batches to store ``kind``, then ack (or nak on a store error)."""
         records: dict[str, dict[str, Any]] = {}  # one write per event_id even when batches overlap
         for _, batch in decoded:
             for record in batch.events:
                 records.setdefault(str(record.get("event_id")), record)
         overlap = sum(len(batch.events) for _, batch in decoded) - len(records)
         try:
-            outcome = await self.sink.write(list(records.values()))
+            sink = await self.stores.sink_for(kind)
+            outcome = await sink.write(list(records.values()))
         except SinkError as exc:
             self.stats.store_errors += 1
             self.stats.last_error = str(exc)
             log.warning(
-                "store failed for %d batch(es), redelivering in %ss: %s",
+                "store %s failed for %d batch(es), redelivering in %ss: %s",
+                kind,
                 len(decoded),
                 self.settings.retry_delay_s,
                 exc,
@@ -199,7 +213,7 @@ class SinkWorker:
         """Retry until the store answers: the HTTP side keeps accepting meanwhile (JetStream holds batches)."""
         delay = 0.5
         while not self._stop.is_set():
-            attempt = asyncio.ensure_future(self.sink.ensure_schema())
+            attempt = asyncio.ensure_future(self.stores.prepare())
             stopping = asyncio.ensure_future(self._stop.wait())
             await asyncio.wait({attempt, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
