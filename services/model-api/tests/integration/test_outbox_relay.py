@@ -67,8 +67,8 @@ async def test_activation_records_an_event_only_when_the_active_configuration_ch
         default = await dbconfigs.active_config(s)
         other = await dbconfigs.create_config(s, DbConfigCreate(name="other", db_type="dynamodb"))
 
-        def event(config_id):
-            return DbConfigActivated(db_config_id=config_id)
+        def event(config):
+            return DbConfigActivated(db_config_id=config.id, db_type=config.db_type.value)
 
         await dbconfigs.activate_config(s, default.id, event_for=event)  # already active: no event
         await dbconfigs.activate_config(s, other.id, event_for=event)

@@ -72,8 +72,14 @@ async def activate(
 ) -> DbConfigPublic:
     await dbconfigs.active_config(db)  # an empty database gets its default first
 
-    def event(activated_id: str) -> DbConfigActivated:
-        return DbConfigActivated(db_config_id=activated_id, correlation_id=correlation_id)
+    def event(activated: DbConfigPublic) -> DbConfigActivated:
+        return DbConfigActivated(
+            db_config_id=activated.id,
+            db_type=activated.db_type.value,
+            name=activated.name,
+            activated_at=activated.activated_at,
+            correlation_id=correlation_id,
+        )
 
     config = await dbconfigs.activate_config(db, config_id, event_for=event)
     _wake(relay)

@@ -1,4 +1,5 @@
-"""``model.cmd.get.v1``: other services ask for one model, or a provider's models, over NATS request/reply."""
+"""Request/reply on NATS: ``model.cmd.get.v1`` (one model, or a provider's models) and ``dbconfig.cmd.active.v1``
+(the active database configuration, which guardrail-ingest asks for at start-up and to resync)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from stockade.contracts.subjects import MODEL_CMD_GET
+from stockade.contracts import ActiveDbConfig
+from stockade.contracts.subjects import DBCONFIG_CMD_ACTIVE, MODEL_CMD_GET
 from stockade.model_api import catalogue, dbconfigs
 from stockade.model_api.errors import CatalogueError
 from stockade.model_api.schemas import normalise_provider
@@ -70,3 +72,27 @@ async def serve_model_get(nc: NatsClient, sessions: async_sessionmaker[AsyncSess
         await msg.respond(json.dumps(reply).encode())
 
     return await nc.subscribe(MODEL_CMD_GET, queue=QUEUE, cb=handler)
+
+
+async def answer_active(sessions: async_sessionmaker[AsyncSession]) -> ActiveDbConfig:
+    """The active configuration (an empty database gets its default one, as on the console)."""
+    async with sessions() as session:
+        config = await dbconfigs.active_config(session)
+    return ActiveDbConfig(
+        db_config_id=config.id,
+        db_type=config.db_type.value,
+        name=config.name,
+        activated_at=config.activated_at,
+    )
+
+
+async def serve_dbconfig_active(nc: NatsClient, sessions: async_sessionmaker[AsyncSession]) -> Subscription:
+    async def handler(msg: Msg) -> None:
+        try:
+            reply = (await answer_active(sessions)).model_dump_json().encode()
+        except Exception as exc:  # the database is down: say so rather than let the requester time out
+            log.warning("%s failed: %s: %s", DBCONFIG_CMD_ACTIVE, type(exc).__name__, exc)
+            reply = json.dumps(_error("unavailable", "the database configurations are unavailable")).encode()
+        await msg.respond(reply)
+
+    return await nc.subscribe(DBCONFIG_CMD_ACTIVE, queue=QUEUE, cb=handler)

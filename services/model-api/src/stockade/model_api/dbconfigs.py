@@ -88,11 +88,14 @@ async def create_config(session: AsyncSession, data: DbConfigCreate) -> DbConfig
 
 
 async def activate_config(
-    session: AsyncSession, config_id: str, *, event_for: Callable[[str], EventEnvelope] | None = None
+    session: AsyncSession,
+    config_id: str,
+    *,
+    event_for: Callable[[DbConfigPublic], EventEnvelope] | None = None,
 ) -> DbConfigPublic:
     """Make ``config_id`` the one active configuration, in one transaction (idempotent).
 
-    ``event_for(config_id)`` builds the event put into the outbox in the same transaction, only on a change.
+    ``event_for(config)`` builds the event put into the outbox in the same transaction, only on a change.
     """
     if not is_storable(config_id):  # no row can have this id, and PostgreSQL cannot even compare it
         raise ConfigNotFound(f"no database configuration {config_id!r}")
@@ -110,6 +113,6 @@ async def activate_config(
     target.is_active = True
     target.activated_at = utcnow()
     if event_for is not None:
-        enqueue(session, event_for(target.id))
+        enqueue(session, event_for(_public(target)))
     await session.commit()
     return _public(target)
