@@ -1,19 +1,25 @@
 """guardrail-ingest runs as NATS user ``guardrail-ingest`` of deploy/nats/nats-server.conf (the real file, with
 the test substitutions of tests/deploy/test_nats_permissions.py): stream creation, publish, durable pull
-consumer, ack all fit its permissions, and a POSTed batch is stored."""
+consumer, ack all fit its permissions, and a POSTed batch is stored. It learns the active database configuration
+from model-api (user ``model-api``) over ``dbconfig.cmd.active.v1``, and from the stream MODELS when model-api is
+away."""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+import nats
 import pytest
 from pydantic import SecretStr
 
+from stockade.contracts import ActiveDbConfig, DbConfigActivated, subjects
 from stockade.guardrail_ingest.settings import SinkSettings
+from stockade.runtime.streams import ensure_stream
 from stockade.testing.ports import free_port
 
 pytestmark = [pytest.mark.nats, pytest.mark.clickhouse]
@@ -41,8 +47,32 @@ async def test_service_works_with_its_least_privilege_nats_user(
         server.url, SinkSettings(kind="clickhouse", url=clickhouse_dsn, table=unique_name("perm")), workers=1
     )
     settings.nats.user, settings.nats.password = "guardrail-ingest", SecretStr(password)
+    # model-api (its own user) has activated ClickHouse: the event is in MODELS and it answers the request.
+    model_api = await nats.connect(server.url, user="model-api", password=password)
+    js = model_api.jetstream()
+    await ensure_stream(js, "MODELS", list(subjects.STREAMS["MODELS"]))
+    event = DbConfigActivated(db_config_id="cfg-1", db_type="clickhouse", activated_at=datetime.now(UTC))
+    await js.publish(event.subject, event.to_bytes(), headers=event.headers())
+    active_reply = ActiveDbConfig(
+        db_config_id="cfg-1", db_type="clickhouse", name="ch", activated_at=event.activated_at
+    )
+
+    async def answer(msg: Any) -> None:
+        await msg.respond(active_reply.model_dump_json().encode())
+
+    responder = await model_api.subscribe(subjects.DBCONFIG_CMD_ACTIVE, cb=answer)
+    await model_api.flush()
+    settings.sink.kind = "mongodb"  # the deployment default; the active configuration says clickhouse
+    settings.sink.clickhouse_url, settings.sink.url = clickhouse_dsn, None
     body = kit.batch_body(4)
     async with kit.served(settings) as base, httpx.AsyncClient(base_url=base) as client:
+        assert (await client.get("/api/v1/status")).json()["active"]["source"] == "model-api"
+        await responder.unsubscribe()  # model-api away: a second replica reads the stream (MSG.GET grant)
+        second = kit.settings(server.url, settings.sink, workers=0)
+        second.nats.user, second.nats.password = "guardrail-ingest", SecretStr(password)
+        async with kit.served(second) as other, httpx.AsyncClient(base_url=other) as other_client:
+            active = (await other_client.get("/api/v1/status")).json()["active"]
+            assert (active["source"], active["db_type"]) == ("stream", "clickhouse")
         reply = await client.post("/api/v1/guardrails/clickhouse", json=body)
         assert reply.status_code == 202, reply.text
 
@@ -51,4 +81,5 @@ async def test_service_works_with_its_least_privilege_nats_user(
             return status if status["inserted"] == 4 else None
 
         status = await kit.wait_for(stored, within_s=20)
+    await model_api.drain()
     assert status and status["last_error"] is None and status["store_errors"] == 0
