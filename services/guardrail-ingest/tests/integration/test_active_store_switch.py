@@ -22,6 +22,7 @@ import pytest_asyncio
 from stockade.contracts import ActiveDbConfig, DbConfigActivated, subjects
 from stockade.guardrail_ingest.settings import ActiveStoreSettings, SinkSettings
 from stockade.runtime.streams import ensure_stream
+from stockade.testing.ports import free_port
 
 pytestmark = [pytest.mark.nats, pytest.mark.mongo, pytest.mark.dynamodb, pytest.mark.clickhouse]
 
@@ -252,3 +253,41 @@ async def test_model_api_answer_wins_over_the_default_and_an_older_stream_messag
         await responder.unsubscribe()
         await asyncio.sleep(0.5)
         assert (await client.get("/api/v1/db_type")).json()["db_type"] == "mongodb"
+
+
+async def test_a_store_that_is_down_does_not_hold_up_batches_for_another(
+    fresh_nats_url: str,
+    bus: Any,
+    stores: SinkSettings,
+    request: pytest.FixtureRequest,
+    kit: Any,
+) -> None:
+    """ClickHouse was active, then DynamoDB (unreachable) was activated: a replica starting now stores the batch
+    queued for ClickHouse while the DynamoDB batch waits and is retried."""
+    down = stores.model_copy(update={"dynamodb_url": f"http://127.0.0.1:{free_port()}", "timeout_s": 1.0})
+    await activate(bus, "clickhouse", T0)
+    edge = kit.settings(fresh_nats_url, down, workers=0)
+    edge.active = ActiveStoreSettings(resync_s=0.2)
+    for_clickhouse, for_dynamo = kit.batch_body(3, run_id="run-ch"), kit.batch_body(3, run_id="run-dy")
+    async with kit.served(edge) as base, httpx.AsyncClient(base_url=base) as client:
+        assert (await post(client, "clickhouse", for_clickhouse)).status_code == 202
+        await activate(bus, "dynamodb", T0 + timedelta(minutes=1))
+
+        async def on_dynamo() -> bool:
+            return bool((await client.get("/api/v1/db_type")).json()["db_type"] == "dynamodb")
+
+        assert await kit.wait_for(on_dynamo)
+        assert (await post(client, "dynamodb", for_dynamo)).status_code == 202
+    worker = kit.settings(fresh_nats_url, down, workers=1)
+    async with kit.served(worker) as base, httpx.AsyncClient(base_url=base) as client:
+
+        async def clickhouse_stored() -> dict[str, Any] | None:
+            status = (await client.get("/api/v1/status")).json()
+            return status if status["inserted"] == 3 and status["store_errors"] > 0 else None
+
+        status = await kit.wait_for(clickhouse_stored, within_s=30)
+        assert status, (await client.get("/api/v1/status")).json()
+        assert status["db_type"] == "dynamodb" and status["schema_ready"] is False
+    found = await stored_ids(stores, request)  # the reachable stores
+    assert sorted(found["clickhouse"]) == sorted(ids_of(for_clickhouse))
+    assert found["mongodb"] == [] and found["dynamodb"] == []

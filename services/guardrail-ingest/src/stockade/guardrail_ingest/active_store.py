@@ -119,8 +119,21 @@ def from_reply(reply: ActiveDbConfig) -> ActiveState:
     )
 
 
+SCHEMA_VERSION = 1
+"""The version of ``dbconfig.activated.v1`` and of the ``dbconfig.cmd.active.v1`` reply this release reads."""
+
+
 def from_event(event: DbConfigActivated, source: Source) -> ActiveState | None:
-    """None for an event of an older producer that does not say which store (then ask model-api)."""
+    """None when the event cannot be followed as it is (then ask model-api): an older producer's event that
+    does not say which store, or a schema version newer than this release reads."""
+    if event.schema_version > SCHEMA_VERSION:
+        log.warning(
+            "%s of schema version %d (this release reads %d): asking model-api instead",
+            subjects.DBCONFIG_ACTIVATED,
+            event.schema_version,
+            SCHEMA_VERSION,
+        )
+        return None
     if event.db_type is None:
         return None
     return ActiveState(
@@ -189,6 +202,9 @@ class ActiveStoreFollower:
             return False
         except Exception as exc:  # no responders, timeout, NATS reconnecting
             log.debug("no answer on %s: %s: %s", subjects.DBCONFIG_CMD_ACTIVE, type(exc).__name__, exc)
+            return False
+        if reply.schema_version > SCHEMA_VERSION:
+            log.warning("model-api answered with schema version %d; ignored", reply.schema_version)
             return False
         self.store.offer(from_reply(reply), authoritative=self.store.changes == changes)
         return True

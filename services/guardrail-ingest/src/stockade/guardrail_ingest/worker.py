@@ -82,17 +82,28 @@ class SinkWorker:
         self._stop.set()
 
     async def run(self) -> None:
-        await self._ensure_schema()
-        while not self._stop.is_set():
-            try:
-                await self._consume()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # NATS reconnecting, JetStream not ready: unacked batches come back
-                self.stats.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("sink worker: %s; resubscribing in 1s", self.stats.last_error)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), timeout=1.0)
+        """With one sink, wait until its schema is ready, then consume. With a router, prepare the active store in
+        the background and consume at once: batches queued for another store must not wait for this one."""
+        preparing: asyncio.Task[None] | None = None
+        if isinstance(self.stores, StoreRouter):
+            preparing = asyncio.create_task(self._ensure_schema(), name="prepare-active-store")
+        else:
+            await self._ensure_schema()
+        try:
+            while not self._stop.is_set():
+                try:
+                    await self._consume()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # NATS reconnecting, JetStream not ready: unacked batches come back
+                    self.stats.last_error = f"{type(exc).__name__}: {exc}"
+                    log.warning("sink worker: %s; resubscribing in 1s", self.stats.last_error)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stop.wait(), timeout=1.0)
+        finally:
+            if preparing is not None:
+                preparing.cancel()
+                await asyncio.gather(preparing, return_exceptions=True)
 
     async def _consume(self) -> None:
         sub = await self.js.pull_subscribe(
