@@ -3,7 +3,8 @@
 On startup: JetStream stream ensured, the active store learnt from model-api (else the stream's last activation,
 else the default) and followed from then on, ``jetstream.workers`` sink workers started on the shared durable
 consumer (they create the active store's schema in the background and retry until it answers; the HTTP side
-accepts meanwhile because JetStream holds the batches; each batch is written to the store it was accepted for). On shutdown: workers finish the batch in hand, then NATS drains.
+accepts meanwhile because JetStream holds the batches; each batch is written to the store it was accepted for).
+On shutdown: the follower unsubscribes, workers finish the batch in hand, then NATS drains.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Sink workers: a durable JetStream pull consumer shared by every replica (a queue, not a fan-out).
 
-Each message is one accepted batch. A worker writes the batch to the store and acknowledges it only after the
-write succeeded; if the worker dies mid-batch (process killed, task cancelled), the message is redelivered after
+Each message is one accepted batch. A worker writes the batch to the store it names (``db_type``, fixed when the
+batch was accepted, whatever store is active now) and acknowledges it only after the write succeeded; if the worker dies mid-batch (process killed, task cancelled), the message is redelivered after
 ``ack_wait`` and written again, which is harmless because every sink write is idempotent on ``event_id``. A store
 error naks the message with a delay; a message that cannot be decoded is terminated (logged, never retried). An
 event the store refuses on its own (the sink reports it in ``WriteOutcome.rejected``; the rest of the batch is
