@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.identity.sessions import SessionPrincipal, csrf_matches, resolve_session
 from stockade.model_api.events import OutboxRelay
+from stockade.model_api.run_readers import RunReaders
 from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.app import ServiceState
 
@@ -61,7 +62,15 @@ def get_relay(request: Request) -> OutboxRelay | None:
     return relay if isinstance(relay, OutboxRelay) else None
 
 
+def get_run_readers(request: Request) -> RunReaders:
+    readers = get_state(request).extras.get("run_readers")
+    if not isinstance(readers, RunReaders):
+        raise RuntimeError("the run readers are not set up")
+    return readers
+
+
 SettingsDep = Annotated[ModelApiSettings, Depends(get_settings)]
+RunReadersDep = Annotated[RunReaders, Depends(get_run_readers)]
 DbDep = Annotated[AsyncSession, Depends(get_db)]
 RelayDep = Annotated[OutboxRelay | None, Depends(get_relay)]
 

@@ -19,7 +19,8 @@ from stockade.model_api.deps import CsrfFailed, SignInRequired
 from stockade.model_api.errors import CatalogueError, ConfigConflict
 from stockade.model_api.events import OutboxRelay
 from stockade.model_api.pages import STATIC_DIR, TEMPLATES
-from stockade.model_api.routes import api, auth, console_models, console_settings
+from stockade.model_api.routes import api, auth, console_models, console_runs, console_settings
+from stockade.model_api.run_readers import RunReaders
 from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.app import ServiceState, create_service_app
 from stockade.runtime.errors import error_response
@@ -40,6 +41,7 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
         if settings.migrate_on_startup:
             await migrate.upgrade_async(settings.db.url)
         assert state.sessions is not None
+        state.extras["run_readers"] = RunReaders(settings.runs)
         relay = OutboxRelay(state.sessions, state.nats, settings.outbox)
         state.extras["relay"] = relay
         if settings.outbox.enabled:
@@ -52,6 +54,9 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
         relay = state.extras.get("relay")
         if isinstance(relay, OutboxRelay):
             await relay.stop()
+        readers = state.extras.get("run_readers")
+        if isinstance(readers, RunReaders):
+            await readers.aclose()
 
     app = create_service_app(
         settings,
@@ -64,7 +69,7 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
     _install_handlers(app)
 
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
-    for module in (auth, api, console_models, console_settings):
+    for module in (auth, api, console_models, console_settings, console_runs):
         app.include_router(module.router)
     return app
 

@@ -48,6 +48,29 @@ class LimitSettings(BaseModel):
     max_body_bytes: int = Field(default=64 * 1024, ge=1024, description="Largest request body (413 above).")
 
 
+class RunStoreSettings(BaseModel):
+    """Where the console's run pages read guardrail run events (README, "Runs and decisions")."""
+
+    clickhouse_url: str | None = Field(
+        default=None,
+        description="ClickHouse holding guardrail-ingest's table: http://user:pass@host:8123/db or chdb:///path "
+        "(chdb only when no other process holds that path). Unset: the run pages say the store is not set up.",
+    )
+    table: str = Field(
+        default="guardrail_events",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}(\.[A-Za-z_][A-Za-z0-9_]{0,99})?$",
+        description="The table guardrail-ingest writes (its SINK__TABLE).",
+    )
+    timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one store query.")
+    page_size: int = Field(default=50, ge=1, le=500, description="Runs per page of the runs list.")
+    max_export_events: int = Field(
+        default=100_000,
+        ge=1,
+        le=5_000_000,
+        description="Most events one CSV or JSON export holds (newest first).",
+    )
+
+
 class ModelApiSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="MODEL_API_", env_nested_delimiter="__", extra="ignore")
 
@@ -67,4 +90,7 @@ class ModelApiSettings(ServiceSettings):
     outbox: OutboxSettings = Field(
         default_factory=OutboxSettings,
         description="The relay that sends committed events (model.changed.v1, dbconfig.activated.v1, ...) to JetStream.",
+    )
+    runs: RunStoreSettings = Field(
+        default_factory=RunStoreSettings, description="The guardrail run store the run pages read."
     )

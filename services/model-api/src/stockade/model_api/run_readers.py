@@ -1,0 +1,38 @@
+"""The reader of each store kind, built once per process from the settings; the pages pick the active one's."""
+
+from __future__ import annotations
+
+from stockade.model_api.run_store import RunReader, RunStoreUnavailable
+from stockade.model_api.run_store_clickhouse import ClickHouseRunReader
+from stockade.model_api.settings import RunStoreSettings
+
+READABLE_KINDS = ("clickhouse",)
+
+
+class RunReaders:
+    """Readers by store kind. Nothing connects until a page asks."""
+
+    def __init__(self, settings: RunStoreSettings) -> None:
+        self._readers: dict[str, RunReader] = {}
+        if settings.clickhouse_url:
+            self._readers["clickhouse"] = ClickHouseRunReader(
+                settings.clickhouse_url, settings.table, timeout_s=settings.timeout_s
+            )
+
+    def for_kind(self, kind: str) -> RunReader:
+        reader = self._readers.get(kind)
+        if reader is not None:
+            return reader
+        if kind not in READABLE_KINDS:
+            raise RunStoreUnavailable(
+                f"the active database configuration stores runs in {kind}; the console reads runs from "
+                f"{', '.join(READABLE_KINDS)} only so far (activate a ClickHouse configuration to see them)"
+            )
+        raise RunStoreUnavailable(
+            f"the console is not told where {kind} is: set MODEL_API_RUNS__{kind.upper()}_URL "
+            "to the store guardrail-ingest writes"
+        )
+
+    async def aclose(self) -> None:
+        for reader in self._readers.values():
+            await reader.aclose()

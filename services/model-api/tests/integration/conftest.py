@@ -1,0 +1,247 @@
+"""Guardrail runs stored the way guardrail-ingest stores them, for the console's run pages.
+
+The events go through guardrail-ingest's own code: the wire model (``GuardrailBatch``), its ``to_records`` and
+its ClickHouse sink (which creates the table), into a real ClickHouse (chdb or ``CLICKHOUSE_URL``). Nothing of
+the table is copied here. (A test-only import of the other service: the app itself never imports it.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from stockade.guardrail_ingest.records import to_records
+from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
+from stockade.guardrails.storage.wire import GuardrailBatch
+from stockade.model_api.main import create_app
+from stockade.model_api.settings import RunStoreSettings
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+BULK_RUNS = 57  # more than one page of 25
+
+
+def _event(run: str, n: int, at: datetime, kind: str, name: str, action: str | None, **payload: Any) -> dict:
+    return {
+        "event_id": f"{run}-{n}",
+        "kind": kind,
+        "name": name,
+        "occurred_at": at.isoformat(),
+        "session_id": f"sess-{run}",
+        "action": action,
+        "payload": payload,
+    }
+
+
+def _check(
+    run: str, n: int, at: datetime, name: str, action: str, ms: float, score: float, stage: str, **types
+):
+    return _event(
+        run,
+        n,
+        at,
+        "check",
+        name,
+        action,
+        stage=stage,
+        duration_ms=ms,
+        score=score,
+        finding_types=types,
+        error=None,
+    )
+
+
+def sample_batches() -> list[dict]:
+    """A masked-and-blocked run, a clean run, a trust rejection, many bulk runs, and one run 30 days back."""
+    t = NOW - timedelta(hours=2)
+    masked = [
+        _check("run-masked", 1, t, "pii", "mask", 21.5, 0.93, "input", PERSON=1, EMAIL_ADDRESS=2),
+        _event(
+            "run-masked",
+            2,
+            t,
+            "pii_audit",
+            "pii",
+            "mask",
+            entity_type="EMAIL_ADDRESS",
+            score=0.99,
+            stage="input",
+        ),
+        _check("run-masked", 3, t + timedelta(milliseconds=30), "toxicity", "allow", 48.0, 0.02, "input"),
+        _event(
+            "run-masked",
+            4,
+            t + timedelta(milliseconds=900),
+            "generate",
+            "generate",
+            "block",
+            reason="output blocked",
+        ),
+        _check(
+            "run-masked",
+            5,
+            t + timedelta(milliseconds=950),
+            "exfiltration",
+            "block",
+            3.25,
+            0.97,
+            "output",
+            SECRET=1,
+        ),
+    ]
+    clean = [
+        _check("run-clean", 1, t + timedelta(minutes=5), "pii", "allow", 12.0, 0.0, "input"),
+        _check("run-clean", 2, t + timedelta(minutes=5, seconds=1), "toxicity", "allow", 40.0, 0.01, "input"),
+    ]
+    trust = [
+        _event(
+            "run-trust",
+            1,
+            t + timedelta(minutes=10),
+            "trust",
+            "verify_message",
+            "block",
+            layer="A",
+            reason="sender trust level restricted is below the floor trusted",
+            sender="crawler",
+            capability=None,
+        )
+    ]
+    batches = [
+        {
+            "run": {
+                "run_id": "run-masked",
+                "project_id": "shop",
+                "agent_id": "support-bot",
+                "environment": "prod",
+                "prompt_name": "greeting",
+                "prompt_version": "2",
+                "labels": {"team": "care"},
+            },
+            "events": masked,
+        },
+        {"run": {"run_id": "run-clean", "project_id": "shop", "agent_id": "support-bot"}, "events": clean},
+        {"run": {"run_id": "run-trust", "project_id": "bank", "agent_id": "ledger"}, "events": trust},
+        {
+            "run": {"run_id": "run-old", "project_id": "shop", "agent_id": "support-bot"},
+            "events": [
+                _check("run-old", 1, NOW - timedelta(days=30), "pii", "block", 9.0, 0.9, "input", PERSON=1)
+            ],
+        },
+    ]
+    for i in range(BULK_RUNS):
+        at = NOW - timedelta(hours=3, minutes=i)
+        action = "mask" if i % 3 == 0 else "allow"
+        batches.append(
+            {
+                "run": {"run_id": f"bulk-{i:03d}", "project_id": "bulk", "agent_id": "batcher"},
+                "events": [
+                    _check(
+                        f"bulk-{i:03d}",
+                        1,
+                        at,
+                        "pii",
+                        action,
+                        10.0 + i,
+                        0.5,
+                        "input",
+                        **({"PERSON": 1} if action == "mask" else {}),
+                    )
+                ],
+            }
+        )
+    return batches
+
+
+async def store_batches(dsn: str, table: str, batches: list[dict]) -> None:
+    sink = ClickHouseSink(dsn, table)
+    try:
+        await sink.ensure_schema()
+        for body in batches:
+            await sink.write(to_records(GuardrailBatch.model_validate(body)))
+    finally:
+        await sink.aclose()
+
+
+@pytest.fixture
+async def stored_runs(clickhouse_dsn, unique_name) -> str:
+    """A fresh table holding :func:`sample_batches`; returns its name."""
+    table = unique_name("guardrail_events")
+    await store_batches(clickhouse_dsn, table, sample_batches())
+    return table
+
+
+def _settings(settings_for, postgres_database, nats_url, clickhouse_dsn, table, port=0):
+    return settings_for(
+        postgres_database,
+        nats_url,
+        port,
+        runs=RunStoreSettings(clickhouse_url=clickhouse_dsn, table=table, page_size=25),
+    )
+
+
+@dataclass
+class RunsConsole:
+    app: Any
+    email: str
+    table: str
+
+
+@pytest.fixture
+async def runs_client(
+    stored_runs, settings_for, login, postgres_database, nats_url, clickhouse_dsn, unique_name
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A signed-in client of a console that reads :func:`stored_runs`."""
+    from stockade.identity import create_user
+
+    app = create_app(_settings(settings_for, postgres_database, nats_url, clickhouse_dsn, stored_runs))
+    async with app.router.lifespan_context(app):
+        email = f"{unique_name('user')}@example.org"
+        async with app.state.service.sessions() as s:
+            await create_user(s, email, "correct horse battery staple")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            assert (await login(client, email)).status_code == 303
+            yield client
+
+
+@dataclass
+class ServedRuns:
+    base_url: str
+    email: str
+    password: str = "correct horse battery staple"
+
+
+@pytest.fixture
+async def served_runs(
+    stored_runs, settings_for, postgres_database, nats_url, clickhouse_dsn, unused_tcp_port, unique_name
+) -> AsyncIterator[ServedRuns]:
+    """The console on a real socket (uvicorn) reading :func:`stored_runs`, for the browser tests."""
+    from stockade.identity import create_user
+
+    settings = _settings(
+        settings_for, postgres_database, nats_url, clickhouse_dsn, stored_runs, unused_tcp_port
+    )
+    app = create_app(settings)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=unused_tcp_port, log_config=None))
+    task = asyncio.create_task(server.serve())
+    try:
+        for _ in range(400):
+            if server.started:
+                break
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.05)
+        email = f"{unique_name('user')}@example.org"
+        async with app.state.service.sessions() as s:
+            await create_user(s, email, "correct horse battery staple")
+        yield ServedRuns(f"http://127.0.0.1:{unused_tcp_port}", email)
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, timeout=30)
