@@ -1,10 +1,11 @@
-"""deploy/nats/nats-server.conf on a real nats-server: each user can do what deploy/README.md says, no more.
+"""deploy/nats/nats-server.conf and agents.conf on a real nats-server: each user can do what deploy/README.md
+and deploy/nats/README.md say, no more.
 
-The server runs the real file with four substitutions only: the monitoring port (a free one instead of
-8222), the JetStream store directory (the harness passes its own with ``-sd``, which may not appear twice),
-the agents (two test agents, alice and bob, written in the shape agents.conf documents, instead of
-``include agents.conf``) and the passwords (random, through the same environment variables compose sets).
-The real agents.conf is checked separately with ``nats-server -t``.
+The server (the ``deployment`` fixture of ``tests/deploy/conftest.py``) runs the real files with three
+substitutions only: the monitoring port, the JetStream store directory (the harness passes its own with ``-sd``)
+and ``include agents.conf`` replaced by that file's text (the harness writes the config elsewhere); passwords
+come through the same environment variables compose sets. Agents here are the shipped ``planner`` and
+``executor``.
 """
 
 from __future__ import annotations
@@ -12,81 +13,30 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import secrets
 import subprocess
 import sys
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import nats
 import pytest
 from nats.aio.client import Client
 from nats.js.errors import KeyWrongLastSequenceError
 
 from stockade.contracts import subjects
 from stockade.runtime.nats import serve_health
-from stockade.testing.nats import NatsServer, NatsServerFactory, find_nats_server
-from stockade.testing.ports import free_port
+from stockade.testing.nats import find_nats_server
 
 pytestmark = pytest.mark.nats
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFIG = ROOT / "deploy" / "nats" / "nats-server.conf"
+AGENTS = ("planner", "executor")
 SERVICE_USERS = ("prompt-api", "model-api", "guardrail-ingest", "trust-broker")
-TEST_AGENTS = """
-users: [
-  { user: alice, password: alice-test-password,
-    permissions: { publish: { allow: ["trust.submit.*"] }, subscribe: { allow: ["agent.alice.inbox"] } } }
-  { user: bob, password: bob-test-password,
-    permissions: { publish: { allow: ["trust.submit.*"] }, subscribe: { allow: ["agent.bob.inbox"] } } }
-]
-"""
+CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "nats" / "nats-server.conf"
 
 
 def password_variable(user: str) -> str:
     return "NATS_" + user.upper().replace("-", "_") + "_PASSWORD"
-
-
-class Deployment:
-    """The server started from the real config, and a way to connect as any of its users."""
-
-    def __init__(self, server: NatsServer, passwords: dict[str, str], monitor_port: int) -> None:
-        self.server = server
-        self.passwords = passwords
-        self.monitor_port = monitor_port
-
-    async def connect(self, user: str, errors: list[str]) -> Client:
-        async def on_error(exc: Exception) -> None:
-            errors.append(str(exc))
-
-        return await nats.connect(
-            self.server.url,
-            user=user,
-            password=self.passwords[user],
-            error_cb=on_error,
-            allow_reconnect=False,
-            connect_timeout=5,
-        )
-
-
-@pytest.fixture(scope="module")
-def deployment(nats_server_factory: NatsServerFactory) -> Iterator[Deployment]:
-    text = CONFIG.read_text()
-    monitor_port = free_port()
-    for expected in ("include agents.conf", "http: 0.0.0.0:8222", "store_dir: /data/jetstream"):
-        assert expected in text
-    text = text.replace("include agents.conf", TEST_AGENTS).replace("store_dir: /data/jetstream", "")
-    text = text.replace("http: 0.0.0.0:8222", f"http: 127.0.0.1:{monitor_port}")
-    passwords = {user: "pw" + secrets.token_hex(16) for user in SERVICE_USERS}  # see deploy/README.md
-    passwords.update(alice="alice-test-password", bob="bob-test-password")
-    with pytest.MonkeyPatch.context() as env:
-        for user in SERVICE_USERS:
-            env.setenv(password_variable(user), passwords[user])
-        server = nats_server_factory(text)  # the child process inherits the passwords
-    yield Deployment(server, passwords, monitor_port)
-    server.stop()
 
 
 class Session:
@@ -106,9 +56,9 @@ class Session:
 
 
 @pytest.fixture
-async def session(deployment: Deployment) -> AsyncIterator[Session]:
+async def session(deployment: Any) -> AsyncIterator[Session]:
     s = Session()
-    for user in (*SERVICE_USERS, "alice", "bob"):
+    for user in (*SERVICE_USERS, *AGENTS):
         s.errors[user] = []
         s.clients[user] = await deployment.connect(user, s.errors[user])
     yield s
@@ -131,32 +81,38 @@ async def denied_subscribe(s: Session, user: str, subject: str) -> bool:
 
 
 async def test_agent_envelope_reaches_the_receiver_only_through_the_trust_broker(session: Session) -> None:
-    broker, alice, bob = session.clients["trust-broker"], session.clients["alice"], session.clients["bob"]
+    broker, planner, executor = (
+        session.clients["trust-broker"],
+        session.clients["planner"],
+        session.clients["executor"],
+    )
     submitted = await broker.subscribe(subjects.TRUST_SUBMIT_WILDCARD, queue=subjects.TRUST_BROKER_QUEUE)
-    inbox = await bob.subscribe(subjects.agent_inbox("bob"))
+    inbox = await executor.subscribe(subjects.agent_inbox("executor"))
     await session.flush()
 
-    await alice.publish(subjects.trust_submit("bob"), b"envelope")
+    await planner.publish(subjects.trust_submit("executor"), b"envelope")
     received = await submitted.next_msg(timeout=5)
-    assert (received.subject, received.data) == ("trust.submit.bob", b"envelope")
+    assert (received.subject, received.data) == ("trust.submit.executor", b"envelope")
 
-    await broker.publish(subjects.agent_inbox("bob"), b"verified")
+    await broker.publish(subjects.agent_inbox("executor"), b"verified")
     delivered = await inbox.next_msg(timeout=5)
     assert delivered.data == b"verified"
-    assert session.violations("alice") == [] and session.violations("bob") == []
+    assert session.violations("planner") == [] and session.violations("executor") == []
 
 
 async def test_agents_cannot_bypass_the_broker_or_read_another_inbox(session: Session) -> None:
-    assert await denied_subscribe(session, "alice", "agent.bob.inbox")
-    assert await denied_publish(session, "alice", "agent.bob.inbox")
-    assert await denied_subscribe(session, "alice", "trust.submit.*")
-    assert await denied_subscribe(session, "bob", subjects.PROMPT_PUBLISHED)
-    assert await denied_publish(session, "bob", subjects.PROMPT_PUBLISHED)
+    assert await denied_subscribe(session, "planner", "agent.executor.inbox")
+    assert await denied_publish(session, "planner", "agent.executor.inbox")
+    assert await denied_subscribe(session, "planner", "trust.submit.*")
+    assert await denied_publish(session, "executor", subjects.PROMPT_PUBLISHED)
+    for subject in (subjects.MODEL_CHANGED, subjects.SKILL_PUBLISHED, subjects.TRUST_REJECTED, "_INBOX.>"):
+        assert await denied_subscribe(session, "executor", subject), subject
+    assert await denied_subscribe(session, "planner", "_INBOX_executor.>")
 
 
 async def test_only_the_trust_broker_writes_agent_inboxes(session: Session) -> None:
     for user in ("prompt-api", "model-api", "guardrail-ingest"):
-        assert await denied_publish(session, user, "agent.bob.inbox"), user
+        assert await denied_publish(session, user, "agent.executor.inbox"), user
         assert await denied_subscribe(session, user, "trust.submit.*"), user
 
 
@@ -221,7 +177,7 @@ async def test_trust_broker_nonce_bucket_refuses_a_replay(session: Session) -> N
 
 
 async def test_the_trust_broker_container_probe_passes_with_its_own_credentials(
-    session: Session, deployment: Deployment
+    session: Session, deployment: Any
 ) -> None:
     # The HEALTHCHECK command of deploy/Dockerfile's trust-broker target, against a broker health responder.
     await serve_health(session.clients["trust-broker"], subjects.TRUST_HEALTH, "trust-broker")
@@ -238,7 +194,7 @@ async def test_the_trust_broker_container_probe_passes_with_its_own_credentials(
     assert await wrong.wait() == 1
 
 
-async def test_monitoring_health_endpoint_used_by_compose_answers(deployment: Deployment) -> None:
+async def test_monitoring_health_endpoint_used_by_compose_answers(deployment: Any) -> None:
     url = f"http://127.0.0.1:{deployment.monitor_port}/healthz?js-enabled-only=true"
 
     def get() -> Any:
@@ -256,7 +212,7 @@ def config_test(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_real_config_with_the_real_agents_file_is_valid(deployment: Deployment) -> None:
+def test_real_config_with_the_real_agents_file_is_valid(deployment: Any) -> None:
     agent_variables = re.findall(r"\$([A-Z_][A-Z0-9_]*)", (CONFIG.parent / "agents.conf").read_text())
     env = {**os.environ, **{password_variable(u): "x" for u in SERVICE_USERS}}
     env.update({name: "x" for name in agent_variables})
@@ -264,9 +220,132 @@ def test_real_config_with_the_real_agents_file_is_valid(deployment: Deployment) 
     assert result.returncode == 0, result.stderr + result.stdout
 
 
-def test_server_refuses_to_start_without_a_service_password(deployment: Deployment) -> None:
+def test_server_refuses_to_start_without_a_service_password(deployment: Any) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NATS_")}
     env.update({password_variable(u): "x" for u in SERVICE_USERS if u != "model-api"})
     result = config_test(env)
     assert result.returncode != 0
     assert "NATS_MODEL_API_PASSWORD" in result.stderr + result.stdout
+
+
+# --- what an agent uses: agents.conf and the code name the same subjects and bucket ---------------------------
+
+
+def agent_blocks() -> dict[str, tuple[set[str], set[str]]]:
+    """``agent id -> (publish allow, subscribe allow)`` of every user in the shipped agents.conf."""
+    text = (CONFIG.parent / "agents.conf").read_text()
+    text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    blocks: dict[str, tuple[set[str], set[str]]] = {}
+    for block in re.split(r"(?m)^\s*user:", text)[1:]:
+        user = block.split()[0]
+        publish = re.search(r"publish:\s*\{\s*allow:\s*\[(.*?)\]", block, re.S)
+        subscribe = re.search(r"subscribe:\s*\{\s*allow:\s*\[(.*?)\]", block, re.S)
+        assert publish and subscribe, user
+        assert "deny" not in block, user
+        blocks[user] = (
+            set(re.findall(r'"([^"]+)"', publish[1])),
+            set(re.findall(r'"([^"]+)"', subscribe[1])),
+        )
+    return blocks
+
+
+def rate_limit_grants(bucket: str) -> set[str]:
+    """The JetStream API the guardrails NATS rate limiter uses: bind or create its bucket, get and update keys."""
+    stream = f"KV_{bucket}"
+    return {
+        f"$KV.{bucket}.>",
+        f"$JS.API.STREAM.INFO.{stream}",
+        f"$JS.API.STREAM.CREATE.{stream}",
+        f"$JS.API.STREAM.MSG.GET.{stream}",
+    }
+
+
+def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
+    import inspect
+
+    from stockade.client import push
+    from stockade.guardrails.policies.config import NatsBackendConfig
+    from stockade.guardrails.policies.counters.nats_kv import NatsKVCounterStore
+
+    # One bucket name: the contracts constant is the library's default in both places it has one.
+    bucket = subjects.KV_RATE_LIMITS
+    assert NatsBackendConfig().bucket == bucket
+    assert inspect.signature(NatsKVCounterStore).parameters["bucket"].default == bucket
+    blocks = agent_blocks()
+    assert set(blocks) == {"planner", "executor", "intern", "treasurer"}
+    for agent, (publish, subscribe) in blocks.items():
+        assert publish == {subjects.TRUST_SUBMIT_WILDCARD} | rate_limit_grants(bucket), agent
+        assert subscribe == {
+            subjects.agent_inbox(agent),  # AgentBus.inbox()
+            subjects.agent_reply_prefix(agent) + ".>",  # AgentBus.send() and the rate limiter's replies
+            push.PROMPT_PUBLISHED,  # stockade.client push refresh
+        }, agent
+    # What agents read from the services' account is exported to them, and nothing more.
+    server = "\n".join(line.split("#", 1)[0] for line in CONFIG.read_text().splitlines())
+    exports = re.search(r"exports:\s*\[(.*?)\n\s*\]", server, re.S)
+    assert exports is not None
+    assert set(re.findall(r'(stream|service):\s*"([^"]+)"', exports[1])) == {
+        ("stream", subjects.AGENT_INBOX_WILDCARD),
+        ("service", subjects.TRUST_SUBMIT_WILDCARD),
+        ("stream", push.PROMPT_PUBLISHED),
+    }
+
+
+async def test_an_agent_runs_the_guardrails_rate_limiter_with_its_own_credentials(
+    session: Session, deployment: Any
+) -> None:
+    from stockade.guardrails.policies.config import RateLimitsConfig
+    from stockade.guardrails.policies.rate_limits import RateLimiter
+
+    host = deployment.server.url.removeprefix("nats://")
+    url = f"nats://planner:{deployment.passwords['planner']}@{host}"
+    config = RateLimitsConfig.model_validate(
+        {
+            "requests_per_session": 2,
+            "backend": "nats",
+            "nats": {
+                "url": url,
+                "inbox_prefix": subjects.agent_reply_prefix("planner"),
+                "timeout_seconds": 5,
+            },
+        }
+    )
+    limiter = RateLimiter(config)
+    session_id = "session-" + os.urandom(4).hex()
+    try:
+        verdicts = [await limiter.before_request(session_id) for _ in range(3)]
+    finally:
+        await limiter.store.close()  # type: ignore[attr-defined]
+    assert [v.passed for v in verdicts] == [True, True, False]
+    # Without its reply prefix an agent cannot even bind the bucket: replies on _INBOX.> are not its to read.
+    js = session.clients["executor"].jetstream(timeout=1)
+    with pytest.raises(Exception):
+        await js.key_value(subjects.KV_RATE_LIMITS)
+    # No other stream, and none of the services' JetStream.
+    agent = await deployment.connect(
+        "planner", session.errors["planner"], inbox_prefix=subjects.agent_reply_prefix("planner")
+    )
+    try:
+        denied = agent.jetstream(timeout=1)
+        with pytest.raises(Exception):
+            await denied.add_stream(name="AGENT_NOTES", subjects=["notes.>"])
+        with pytest.raises(Exception):
+            await denied.delete_stream(f"KV_{subjects.KV_RATE_LIMITS}")
+        await agent.flush(timeout=5)
+    finally:
+        await agent.close()
+    violations = session.violations("planner")
+    assert any('"$js.api.stream.create.agent_notes"' in v for v in violations), violations
+    assert any(f'"$js.api.stream.delete.kv_{subjects.KV_RATE_LIMITS}"' in v for v in violations), violations
+
+
+async def test_agents_receive_prompt_published_for_push_refresh(session: Session) -> None:
+    from stockade.client import push
+
+    received = await session.clients["planner"].subscribe(push.PROMPT_PUBLISHED)
+    await session.flush()
+    await session.clients["prompt-api"].publish(subjects.PROMPT_PUBLISHED, b'{"prompt_name": "greeting"}')
+    message = await received.next_msg(timeout=5)
+    assert message.data == b'{"prompt_name": "greeting"}'
+    assert session.violations("planner") == []
+    assert await denied_publish(session, "planner", subjects.PROMPT_PUBLISHED)

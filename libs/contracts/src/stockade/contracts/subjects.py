@@ -85,6 +85,12 @@ def agent_inbox(receiver: str) -> str:
     return f"agent.{_check_agent_id(receiver)}.inbox"
 
 
+def agent_reply_prefix(agent_id: str) -> str:
+    """Inbox prefix of an agent's own requests (nats-py ``inbox_prefix``): replies land on ``<prefix>.>``,
+    the one reply subject space deploy/nats lets that agent read."""
+    return f"_INBOX_{_check_agent_id(agent_id)}"
+
+
 def receiver_of_submit(subject: str) -> str:
     """Inverse of :func:`trust_submit`; raises ValueError for any other subject."""
     prefix = TRUST_SUBMIT_PREFIX + "."
@@ -106,6 +112,7 @@ STREAMS: Final[dict[str, tuple[str, ...]]] = {
 # --- JetStream key-value buckets ---------------------------------------------------------------------------
 KV_TRUST_NONCES: Final = "trust_nonces"
 KV_RATE_LIMITS: Final = "guardrail_rate_limits"
+"""The guardrails rate limiter's counters (the library's default bucket; granted to agents in deploy/nats)."""
 
 EVENT_PATTERN: Final = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_]*)+\.v[0-9]+$")
 COMMAND_PATTERN: Final = re.compile(r"^[a-z][a-z_]*\.cmd\.[a-z][a-z_]*\.v[0-9]+$")

@@ -1,21 +1,11 @@
 """How attested messages travel over NATS (documented in the service README, "Wire format").
 
-Submission (agent -> ``trust.submit.<receiver>``): body = the payload bytes, unchanged; header
-``Stockade-Attestation`` = the AttestationEnvelope's JSON. An optional reply subject gets a JSON answer.
-
-Delivery (trust-broker -> ``agent.<receiver>.inbox``): body = the same payload bytes; headers carry what the
-broker verified: ``Stockade-Sender``, ``Stockade-Sender-Trust``, ``Stockade-Capability`` (when one was used),
-``Stockade-Nonce``, ``Stockade-Key-Id``. Only the broker can publish there (NATS permissions), so a receiver
-may rely on these headers.
+The header names are shared with the agents' client (``stockade.guardrails.trust.bus``), so they live in
+:mod:`stockade.contracts.agent_wire`; this module re-exports them under the names the broker has always used.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from stockade.contracts.agent_wire import ATTESTATION, CAPABILITY, KEY_ID, NONCE, SENDER, SENDER_TRUST
 
-ATTESTATION: Final = "Stockade-Attestation"
-SENDER: Final = "Stockade-Sender"
-SENDER_TRUST: Final = "Stockade-Sender-Trust"
-CAPABILITY: Final = "Stockade-Capability"
-NONCE: Final = "Stockade-Nonce"
-KEY_ID: Final = "Stockade-Key-Id"
+__all__ = ["ATTESTATION", "CAPABILITY", "KEY_ID", "NONCE", "SENDER", "SENDER_TRUST"]

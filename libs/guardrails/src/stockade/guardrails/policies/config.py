@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stockade.contracts.subjects import KV_RATE_LIMITS
+
 
 class TokenBudgetConfig(BaseModel):
     """Token budget enforcement (spec 1 and 8): checked over the full request context before the model runs."""
@@ -90,9 +92,15 @@ class NatsBackendConfig(BaseModel):
 
     url: str = Field(default="nats://127.0.0.1:4222", description="NATS server URL.")
     bucket: str = Field(
-        default="stockade_rate_limits",
+        default=KV_RATE_LIMITS,
         pattern=r"^[A-Za-z0-9_-]+$",
-        description="JetStream key-value bucket holding the counters.",
+        description="JetStream key-value bucket holding the counters (the one deploy/nats grants agents).",
+    )
+    inbox_prefix: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]+$",
+        description="Reply subject prefix of the JetStream requests. An agent connecting as its deploy/nats "
+        "user needs '_INBOX_<agent id>' (the only replies it may read); None: nats-py's '_INBOX'.",
     )
     ttl_seconds: float = Field(
         default=86400.0,

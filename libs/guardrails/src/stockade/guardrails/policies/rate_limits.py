@@ -50,6 +50,7 @@ def store_from_config(config: RateLimitsConfig) -> CounterStore:
             max_reconnect_attempts=n.max_reconnect_attempts,
             reconnect_wait_seconds=n.reconnect_wait_seconds,
             timeout_seconds=n.timeout_seconds,
+            inbox_prefix=n.inbox_prefix,
         )
     return InMemoryCounterStore()
 

@@ -23,6 +23,7 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from stockade.contracts.subjects import KV_RATE_LIMITS
 from stockade.guardrails.errors import CheckUnavailableError
 from stockade.guardrails.extras import require
 
@@ -56,13 +57,14 @@ class NatsKVCounterStore:
         kv: KeyValue | None = None,
         *,
         url: str | None = None,
-        bucket: str = "stockade_rate_limits",
+        bucket: str = KV_RATE_LIMITS,
         ttl_seconds: float = DEFAULT_TTL_S,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_retries: int = 100,
         max_reconnect_attempts: int = 60,
         reconnect_wait_seconds: float = 0.5,
         timeout_seconds: float = DEFAULT_TIMEOUT_S,
+        inbox_prefix: str | None = None,
     ) -> None:
         if kv is None and url is None:
             raise ValueError("NatsKVCounterStore needs a KeyValue bucket or a NATS url")
@@ -73,6 +75,7 @@ class NatsKVCounterStore:
         if timeout_seconds <= 0:
             raise ValueError("timeout_seconds must be positive")
         self._timeout = timeout_seconds
+        self._inbox_prefix = inbox_prefix
         self._nc: Client | None = None
         self._connect_lock = asyncio.Lock()
 
@@ -105,8 +108,10 @@ class NatsKVCounterStore:
         try:
             await _reachable(str(self._url), self._timeout)
             attempts, wait = self._reconnect
+            options: dict[str, Any] = {"inbox_prefix": self._inbox_prefix} if self._inbox_prefix else {}
             self._nc = await nats.connect(
                 self._url,
+                **options,
                 connect_timeout=self._timeout,
                 max_reconnect_attempts=attempts,
                 reconnect_time_wait=wait,
