@@ -1,8 +1,10 @@
 """The run pages in real headless Chromium against model-api on a socket, reading runs stored in ClickHouse by
 guardrail-ingest's sink: every filter, paging, the run timeline, the overview, export, labels and the keyboard."""
 
+import asyncio
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -154,10 +156,12 @@ async def test_overview_charts_and_export_downloads(served_runs, browser_page):
     await page.goto(f"{base}/runs?project=shop")
     async with page.expect_download() as csv_download:
         await page.get_by_role("link", name="CSV").click()
-    text = open(await (await csv_download.value).path(), encoding="utf-8").read()
+    text = await asyncio.to_thread(Path(await (await csv_download.value).path()).read_text, encoding="utf-8")
     assert text.splitlines()[0].startswith("occurred_at,event_id,run_id") and len(text.splitlines()) == 8
     async with page.expect_download() as json_download:
         await page.get_by_role("link", name="JSON").click()
-    body = json.load(open(await (await json_download.value).path(), encoding="utf-8"))
+    body = json.loads(
+        await asyncio.to_thread(Path(await (await json_download.value).path()).read_text, encoding="utf-8")
+    )
     assert {e["run_id"] for e in body["events"]} == {"run-masked", "run-clean"}
     assert refused == []

@@ -16,6 +16,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -36,6 +37,14 @@ from stockade.model_api.run_store import (
 
 T = TypeVar("T")
 MAX_RUN_EVENTS = 5000
+_MICRO = timedelta(microseconds=1)
+# A check event's duration_ms: the sink writes payloads with sorted keys and json.dumps separators, so it is the
+# first key; read it by position (byte work) and parse the JSON only for a payload written otherwise.
+_DURATION = (
+    "if(startsWith(payload, '{\"duration_ms\": ') AND position(payload, ',') > 17, "
+    "toFloat64OrZero(substring(payload, 17, position(payload, ',') - 17)), "
+    "JSONExtractFloat(payload, 'duration_ms'))"
+)
 _OUTCOME = (
     "multiIf(countIf(action = 'block') > 0, 'block', countIf(action = 'mask') > 0, 'mask', "
     "countIf(action = 'warn') > 0, 'warn', 'allow')"
@@ -124,7 +133,60 @@ class ClickHouseRunReader:
         return await self._run(self._list_runs, filters, cursor, limit)
 
     def _list_runs(self, filters: RunFilters, cursor: Cursor | None, limit: int) -> RunPage:
+        """One project: a single grouped query (the primary key bounds it). Otherwise the newest runs are found
+        from the newest events first (a top-K by time, no grouping), then only those runs are aggregated."""
+        if filters.project is not None:
+            runs = self._summaries(filters, cursor, limit + 1, None)
+        else:
+            runs = self._newest_runs(filters, cursor, limit + 1)
+        more = len(runs) > limit
+        runs = runs[:limit]
+        return RunPage(runs, runs[-1].cursor() if more and runs else None)
+
+    def _newest_runs(self, filters: RunFilters, cursor: Cursor | None, wanted: int) -> list[RunSummary]:
+        """The ``wanted`` newest qualifying runs, exactly as the grouped query would order them.
+
+        The runs whose last event lies among the K newest events (at or before the cursor) are exactly the
+        runs with the newest last events, except those tied at the oldest of the K events; their full
+        aggregates (whole time range) decide the filters and the cursor. Too few: the next K events further
+        back, K times 8, up to five rounds, then the single grouped query.
+        """
+        narrowed = filters.outcome is not None or filters.check is not None or filters.action is not None
+        k = wanted * 5 * (32 if narrowed else 2)
+        upper = filters.until if cursor is None else min(filters.until, cursor.last_at + _MICRO)
+        seen: set[tuple[str, str]] = set()
+        found: dict[tuple[str, str], RunSummary] = {}
+        for _ in range(5):
+            where, params = self._where(replace(filters, until=upper))
+            params["k"] = k
+            events = self._rows(
+                f"""SELECT project_id, run_id, occurred_at FROM {self.table} WHERE {" AND ".join(where)}
+                    ORDER BY occurred_at DESC LIMIT %(k)s""",  # noqa: S608 - table name validated by settings
+                params,
+            )
+            fresh = list(dict.fromkeys((p, r) for p, r, _ in events if (p, r) not in seen))
+            seen.update(fresh)
+            if fresh:
+                for run in self._summaries(filters, cursor, len(fresh), fresh):
+                    found[(run.project_id, run.run_id)] = run
+            ordered = sorted(found.values(), key=lambda r: (r.last_at, r.project_id, r.run_id), reverse=True)
+            if len(events) < k:  # every event of the range was seen
+                return ordered[:wanted]
+            oldest = _aware(events[-1][2])
+            settled = [r for r in ordered if r.last_at > oldest]
+            if len(settled) >= wanted:
+                return settled[:wanted]
+            upper, k = oldest + _MICRO, k * 8
+        return self._summaries(filters, cursor, wanted, None)
+
+    def _summaries(
+        self, filters: RunFilters, cursor: Cursor | None, limit: int, only: list[tuple[str, str]] | None
+    ) -> list[RunSummary]:
+        """Runs grouped over the filters' range, newest last event first; ``only`` restricts to these runs."""
         where, params = self._where(filters)
+        if only is not None:
+            where.append("(project_id, run_id) IN %(only)s")
+            params["only"] = only
         having: list[str] = []
         if filters.outcome is not None:
             having.append(f"{_OUTCOME} = %(outcome)s")
@@ -140,7 +202,7 @@ class ClickHouseRunReader:
                 "(last_at, project_id, run_id) < (toDateTime64(%(c_at)s, 6, 'UTC'), %(c_project)s, %(c_run)s)"
             )
             params.update(c_at=_time(cursor.last_at), c_project=cursor.project_id, c_run=cursor.run_id)
-        params["limit"] = limit + 1
+        params["limit"] = limit
         sql = f"""
             SELECT project_id, run_id, any(agent_id), any(environment), min(occurred_at) AS first_at,
                    max(occurred_at) AS last_at, count(), countIf(action = 'block'), countIf(action = 'mask'),
@@ -153,7 +215,7 @@ class ClickHouseRunReader:
             ORDER BY last_at DESC, project_id DESC, run_id DESC
             LIMIT %(limit)s
         """  # noqa: S608 - table name validated by settings; values are bound parameters
-        runs = [
+        return [
             RunSummary(
                 project_id=r[0],
                 run_id=r[1],
@@ -170,9 +232,6 @@ class ClickHouseRunReader:
             )
             for r in self._rows(sql, params)
         ]
-        more = len(runs) > limit
-        runs = runs[:limit]
-        return RunPage(runs, runs[-1].cursor() if more and runs else None)
 
     # -- one run ---------------------------------------------------------------------------------------------
     async def run(self, run_id: str, project_id: str | None) -> RunDetail:
@@ -276,33 +335,35 @@ class ClickHouseRunReader:
             params,
         ):
             decisions.setdefault(name, {})[_aware(bucket)] = (int(blocks), int(masks))
-        top = [
-            (str(k), int(n))
-            for k, n in self._rows(
-                f"""SELECT kv.1 AS type, sum(kv.2) AS n FROM {self.table}
-                    ARRAY JOIN JSONExtractKeysAndValues(payload, 'finding_types', 'Int64') AS kv
-                    WHERE kind = 'check' AND {cond} GROUP BY type ORDER BY n DESC, type LIMIT 10""",  # noqa: S608
-                params,
-            )
-        ]
-        latency = [
-            (str(name), int(n), float(q[0]), float(q[1]), float(q[2]))
-            for name, n, q in self._rows(
-                f"""SELECT name, count(), quantiles(0.5, 0.95, 0.99)(JSONExtractFloat(payload, 'duration_ms'))
-                    FROM {self.table} WHERE kind = 'check' AND {cond} GROUP BY name ORDER BY name""",  # noqa: S608
-                params,
-            )
-        ]
-        base = " AND ".join(where)
-        trust = [
-            (str(reason) or "(no reason)", int(n))
-            for reason, n in self._rows(
-                f"""SELECT JSONExtractString(payload, 'reason') AS reason, count() AS n FROM {self.table}
-                    WHERE kind = 'trust' AND action = 'block' AND {base}
-                    GROUP BY reason ORDER BY n DESC, reason LIMIT 10""",  # noqa: S608
-                params,
-            )
-        ]
+        # One read of the payload column for latency, finding types and trust reasons (it is the widest column
+        # and, with the table ordered by run, a time range reads it from every granule).
+        check_cond = "kind = 'check'" + (" AND name = %(check)s" if filters.check is not None else "")
+        latency: list[tuple[str, int, float, float, float]] = []
+        findings: dict[str, int] = {}
+        trust: list[tuple[str, int]] = []
+        for kind, key, n, q, (types, counts) in self._rows(
+            f"""SELECT kind, key, count(), quantiles(0.5, 0.95, 0.99)(d), sumMap(fk, fv) FROM (
+                  SELECT kind, if(kind = 'trust', JSONExtractString(payload, 'reason'), name) AS key,
+                         {_DURATION} AS d,
+                         if(kind = 'check' AND position(payload, '"finding_types"') > 0
+                              AND position(payload, '"finding_types": {{}}') = 0
+                              AND position(payload, '"finding_types":{{}}') = 0,
+                            JSONExtractKeysAndValues(payload, 'finding_types', 'Int64'), []) AS kv,
+                         arrayMap(x -> x.1, kv) AS fk, arrayMap(x -> x.2, kv) AS fv
+                  FROM {self.table}
+                  WHERE (({check_cond}) OR (kind = 'trust' AND action = 'block')) AND {" AND ".join(where)})
+                GROUP BY kind, key""",  # noqa: S608 - table name validated by settings
+            params,
+        ):
+            if kind == "trust":
+                trust.append((str(key) or "(no reason)", int(n)))
+                continue
+            latency.append((str(key), int(n), float(q[0]), float(q[1]), float(q[2])))
+            for t, c in zip(types, counts, strict=True):
+                findings[str(t)] = findings.get(str(t), 0) + int(c)
+        latency.sort()
+        top = sorted(findings.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+        trust = sorted(trust, key=lambda kv: (-kv[1], kv[0]))[:10]
         return Overview(
             bucket_s, _buckets(filters, bucket_s), decisions, top, latency, trust, self._today(filters, now)
         )
