@@ -199,6 +199,19 @@ def ensure_browser() -> None:
         print("    chromium not found: browser tests will be skipped (install Debian's chromium).")
 
 
+def ensure_containers() -> None:
+    """Debian's docker.io, docker-compose and mmdebstrap for the compose test (tests/deploy/test_compose_up.py),
+    which starts a private dockerd and builds its base images from Debian packages (no registry is needed)."""
+    tools = {"dockerd": "docker.io", "docker-compose": "docker-compose", "mmdebstrap": "mmdebstrap"}
+    missing = [
+        package for tool, package in tools.items() if not shutil.which(tool, path="/usr/bin:/usr/sbin")
+    ]
+    if not missing:
+        return
+    if not _apt_install(["--no-install-recommends", *missing], "for the docker-compose test"):
+        print("    docker.io / docker-compose / mmdebstrap not found: the compose test will be skipped.")
+
+
 def cmd_up(args: list[str]) -> int:
     ensure_venv()
     sync(dev=False)
@@ -219,6 +232,7 @@ def cmd_test(args: list[str]) -> int:
     ensure_fast_spacy()
     ensure_postgres()
     ensure_browser()
+    ensure_containers()
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     step("ruff (lint)")
     run([BIN / "ruff", "check", "."], env=env)

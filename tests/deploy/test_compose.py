@@ -595,9 +595,10 @@ def test_trust_broker_registry_loads_and_matches_the_nats_agents(
 
     broker = compose["services"]["trust-broker"]
     target = broker["environment"]["TRUST_BROKER_CONFIG_PATH"]
-    mounted = [c for c in broker["configs"] if c["target"] == target]
+    # a bind mount (docker-compose v1 ignores `configs:` outside swarm)
+    mounted = [v.split(":")[0] for v in broker["volumes"] if v.split(":")[1] == target]
     assert len(mounted) == 1
-    config = trust_config_from_path(ROOT / compose["configs"][mounted[0]["source"]]["file"])
+    config = trust_config_from_path(ROOT / mounted[0])
     environ = compose_environment(broker, generated_env(tmp_path))
     ring = KeyRing.from_config(config, environ=environ)  # every secret_env set by compose-env, 32+ bytes
     agents_conf = (ROOT / "deploy" / "nats" / "agents.conf").read_text()
@@ -823,8 +824,14 @@ def test_dockerfile_parser_joins_continuations_and_skips_comments() -> None:
             lambda d: d["services"]["migrate"]["build"].pop("target"),  # would build the last stage
             "migrate: build argument SERVICE=prompt-api but target None",
         ),
-        (lambda d: d["configs"]["trust-registry"].update(file="/etc/trust.yaml"), "relative path"),
-        (lambda d: d["services"]["trust-broker"]["configs"][0].update(source="nope"), "not declared"),
+        (
+            lambda d: d["services"]["trust-broker"]["volumes"].append("./deploy/nope.yaml:/etc/x.yaml:ro"),
+            "bind source ./deploy/nope.yaml does not exist",
+        ),
+        (
+            lambda d: d["services"]["trust-broker"].update(configs=[{"source": "nope", "target": "/x"}]),
+            "not declared",
+        ),
     ],
 )
 def test_compose_checker_catches_a_mistake_in_the_real_file(
@@ -860,3 +867,14 @@ def test_image_healthcheck_counts_only_when_the_dockerfile_has_one(tmp_path: Pat
 )
 def test_whole_interpolation(value: str, expected: tuple[str, str | None] | None) -> None:
     assert whole_interpolation(value) == expected
+
+
+def test_compose_file_uses_only_what_docker_compose_v1_runs(compose: dict[str, Any]) -> None:
+    """Debian's docker-compose 1.29 (what tests/deploy/test_compose_up.py runs) rejects a top-level ``name``,
+    cannot interpolate a nested ``${A:-${B}}``, and ignores ``configs:`` outside swarm (the service starts without
+    the file): the file keeps to what both compose v1 and v2 accept."""
+    lines = [line for line in COMPOSE.read_text().splitlines() if not line.lstrip().startswith("#")]
+    assert [line for line in lines if re.search(r"\$\{[^}]*\$\{", line)] == []
+    assert "name" not in compose
+    assert "configs" not in compose
+    assert [name for name, service in compose["services"].items() if "configs" in service] == []
