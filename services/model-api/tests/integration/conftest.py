@@ -170,10 +170,13 @@ async def store_batches(dsn: str, table: str, batches: list[dict]) -> None:
 
 
 @pytest.fixture
-async def stored_runs(clickhouse_dsn, unique_name) -> str:
+async def stored_runs(clickhouse_dsn, clickhouse_client, unique_name) -> str:
     """A fresh table holding :func:`sample_batches`; returns its name."""
     table = unique_name("guardrail_events")
-    await store_batches(clickhouse_dsn, table, sample_batches())
+    batches = sample_batches()
+    await store_batches(clickhouse_dsn, table, batches)
+    stored = clickhouse_client.query(f"SELECT count() FROM {table}").result_rows[0][0]
+    assert stored == sum(len(b["events"]) for b in batches)
     return table
 
 
