@@ -19,6 +19,7 @@ import uvicorn
 
 from stockade.guardrail_ingest.records import to_records
 from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
+from stockade.guardrail_ingest.sinks.mongodb import MongoSink
 from stockade.guardrails.storage.wire import GuardrailBatch
 from stockade.model_api.main import create_app
 from stockade.model_api.settings import RunStoreSettings
@@ -196,14 +197,39 @@ class RunsConsole:
     table: str
 
 
-@pytest.fixture
+async def store_mongo(url: str, collection: str, batches: list[dict]) -> None:
+    sink = MongoSink(url, collection)
+    try:
+        await sink.ensure_schema()
+        for body in batches:
+            await sink.write(to_records(GuardrailBatch.model_validate(body)))
+    finally:
+        await sink.aclose()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("clickhouse", marks=pytest.mark.clickhouse),
+        pytest.param("mongodb", marks=pytest.mark.mongo),
+    ]
+)
 async def runs_client(
-    stored_runs, settings_for, login, postgres_database, nats_url, clickhouse_dsn, unique_name
+    request, settings_for, login, postgres_database, nats_url, unique_name
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """A signed-in client of a console that reads :func:`stored_runs`."""
+    """A signed-in client of a console whose active store (ClickHouse, then MongoDB) holds
+    :func:`sample_batches`, stored by guardrail-ingest's sink for that store."""
     from stockade.identity import create_user
 
-    app = create_app(_settings(settings_for, postgres_database, nats_url, clickhouse_dsn, stored_runs))
+    name = unique_name("guardrail_events")
+    if request.param == "clickhouse":
+        dsn = request.getfixturevalue("clickhouse_dsn")
+        await store_batches(dsn, name, sample_batches())
+        runs = RunStoreSettings(clickhouse_url=dsn, table=name, page_size=25)
+    else:
+        url = request.getfixturevalue("mongodb_url")
+        await store_mongo(url, name, sample_batches())
+        runs = RunStoreSettings(mongodb_url=url, table=name, page_size=25)
+    app = create_app(settings_for(postgres_database, nats_url, 0, runs=runs))
     async with app.router.lifespan_context(app):
         email = f"{unique_name('user')}@example.org"
         async with app.state.service.sessions() as s:
@@ -211,6 +237,10 @@ async def runs_client(
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             assert (await login(client, email)).status_code == 303
+            if request.param == "mongodb":
+                token = (await client.get("/api/platform/session")).json()["csrfToken"]
+                form = {"csrf_token": token, "name": "events-docs", "db_type": "mongodb", "activate": "1"}
+                assert (await client.post("/db-configs", data=form)).status_code == 303
             yield client
 
 

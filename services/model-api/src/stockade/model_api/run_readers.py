@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from stockade.model_api.run_store import RunReader, RunStoreUnavailable
 from stockade.model_api.run_store_clickhouse import ClickHouseRunReader
+from stockade.model_api.run_store_mongodb import MongoRunReader
 from stockade.model_api.settings import RunStoreSettings
 
-READABLE_KINDS = ("clickhouse",)
+READABLE_KINDS = ("clickhouse", "mongodb")
 
 
 class RunReaders:
@@ -18,6 +19,10 @@ class RunReaders:
             self._readers["clickhouse"] = ClickHouseRunReader(
                 settings.clickhouse_url, settings.table, timeout_s=settings.timeout_s
             )
+        if settings.mongodb_url:
+            self._readers["mongodb"] = MongoRunReader(
+                settings.mongodb_url, settings.table, timeout_s=settings.timeout_s
+            )
 
     def for_kind(self, kind: str) -> RunReader:
         reader = self._readers.get(kind)
@@ -26,7 +31,7 @@ class RunReaders:
         if kind not in READABLE_KINDS:
             raise RunStoreUnavailable(
                 f"the active database configuration stores runs in {kind}; the console reads runs from "
-                f"{', '.join(READABLE_KINDS)} only so far (activate a ClickHouse configuration to see them)"
+                f"{' and '.join(READABLE_KINDS)} only so far"
             )
         raise RunStoreUnavailable(
             f"the console is not told where {kind} is: set MODEL_API_RUNS__{kind.upper()}_URL "

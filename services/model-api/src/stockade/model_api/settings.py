@@ -56,10 +56,15 @@ class RunStoreSettings(BaseModel):
         description="ClickHouse holding guardrail-ingest's table: http://user:pass@host:8123/db or chdb:///path "
         "(chdb only when no other process holds that path). Unset: the run pages say the store is not set up.",
     )
+    mongodb_url: str | None = Field(
+        default=None,
+        description="MongoDB holding guardrail-ingest's collection (mongodb://.../db, default database "
+        "'stockade'). Unset: the run pages say the store is not set up.",
+    )
     table: str = Field(
         default="guardrail_events",
         pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}(\.[A-Za-z_][A-Za-z0-9_]{0,99})?$",
-        description="The table guardrail-ingest writes (its SINK__TABLE).",
+        description="The table or collection guardrail-ingest writes (its SINK__TABLE).",
     )
     timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one store query.")
     page_size: int = Field(default=50, ge=1, le=500, description="Runs per page of the runs list.")

@@ -1,0 +1,313 @@
+"""Run pages read from MongoDB: the collection guardrail-ingest's MongoDB sink writes (one flat document per
+event, ``payload`` as a sub-document, ``occurred_at`` a date; indexes ``event_id`` unique and
+``(run_id, occurred_at)``).
+
+A run page uses the ``(run_id, occurred_at)`` index. The runs list, the overview and the export are aggregation
+pipelines over the filters' time range; with no index on ``occurred_at`` they scan the collection, so they suit
+stores of up to about a million events (README, "Which store"). Percentiles are computed here from the
+durations of the range, at most ``_MAX_DURATIONS`` per check.
+"""
+
+from __future__ import annotations
+
+import statistics
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pymongo import AsyncMongoClient
+from pymongo.errors import PyMongoError
+from pymongo.uri_parser import parse_uri
+
+from stockade.model_api.run_filters import Cursor, RunFilters
+from stockade.model_api.run_store import (
+    Overview,
+    RunDetail,
+    RunEvent,
+    RunNotFound,
+    RunPage,
+    RunStoreUnavailable,
+    RunSummary,
+)
+from stockade.model_api.run_store_clickhouse import MAX_RUN_EVENTS, _buckets
+
+_MAX_DURATIONS = 20_000
+
+
+def _aware(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _count_if(condition: dict[str, Any]) -> dict[str, Any]:
+    return {"$sum": {"$cond": [condition, 1, 0]}}
+
+
+def _eq(field: str, value: Any) -> dict[str, Any]:
+    return {"$eq": [f"${field}", value]}
+
+
+class MongoRunReader:
+    kind = "mongodb"
+
+    def __init__(self, url: str, collection: str, *, timeout_s: float = 10.0) -> None:
+        database = parse_uri(url).get("database") or "stockade"
+        ms = int(timeout_s * 1000)
+        self._client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
+            url, serverSelectionTimeoutMS=ms, connectTimeoutMS=ms, timeoutMS=ms, tz_aware=True
+        )
+        self.collection = self._client[database][collection]
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def _aggregate(self, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        try:
+            cursor = await self.collection.aggregate(pipeline)
+            return [doc async for doc in cursor]
+        except PyMongoError as exc:
+            raise RunStoreUnavailable(f"MongoDB did not answer: {str(exc)[:300]}") from exc
+
+    def _match(self, filters: RunFilters) -> dict[str, Any]:
+        match: dict[str, Any] = {"occurred_at": {"$gte": filters.since, "$lt": filters.until}}
+        if filters.project is not None:
+            match["project_id"] = filters.project
+        if filters.agent is not None:
+            match["agent_id"] = filters.agent
+        return match
+
+    # -- runs list -------------------------------------------------------------------------------------------
+    def _run_groups(self, filters: RunFilters) -> list[dict[str, Any]]:
+        is_check = _eq("kind", "check")
+        group: dict[str, Any] = {
+            "_id": {"p": "$project_id", "r": "$run_id"},
+            "agent_id": {"$first": "$agent_id"},
+            "environment": {"$first": "$environment"},
+            "first_at": {"$min": "$occurred_at"},
+            "last_at": {"$max": "$occurred_at"},
+            "events": {"$sum": 1},
+            "blocks": _count_if(_eq("action", "block")),
+            "masks": _count_if(_eq("action", "mask")),
+            "warns": _count_if(_eq("action", "warn")),
+            "trust_rejections": _count_if({"$and": [_eq("kind", "trust"), _eq("action", "block")]}),
+            "checks": {"$addToSet": {"$cond": [is_check, "$name", None]}},
+        }
+        having: dict[str, Any] = {}
+        if filters.check is not None:
+            group["has_check"] = _count_if({"$and": [is_check, _eq("name", filters.check)]})
+            having["has_check"] = {"$gt": 0}
+        if filters.action is not None:
+            group["has_action"] = _count_if(_eq("action", filters.action))
+            having["has_action"] = {"$gt": 0}
+        if filters.outcome == "block":
+            having["blocks"] = {"$gt": 0}
+        elif filters.outcome == "mask":
+            having.update(blocks=0, masks={"$gt": 0})
+        elif filters.outcome == "warn":
+            having.update(blocks=0, masks=0, warns={"$gt": 0})
+        elif filters.outcome == "allow":
+            having.update(blocks=0, masks=0, warns=0)
+        stages: list[dict[str, Any]] = [{"$match": self._match(filters)}, {"$group": group}]
+        if having:
+            stages.append({"$match": having})
+        return stages
+
+    async def list_runs(self, filters: RunFilters, cursor: Cursor | None, limit: int) -> RunPage:
+        pipeline = self._run_groups(filters)
+        if cursor is not None:
+            at, p, r = cursor.last_at, cursor.project_id, cursor.run_id
+            pipeline.append(
+                {
+                    "$match": {
+                        "$or": [
+                            {"last_at": {"$lt": at}},
+                            {"last_at": at, "_id.p": {"$lt": p}},
+                            {"last_at": at, "_id.p": p, "_id.r": {"$lt": r}},
+                        ]
+                    }
+                }
+            )
+        pipeline += [{"$sort": {"last_at": -1, "_id.p": -1, "_id.r": -1}}, {"$limit": limit + 1}]
+        runs = [
+            RunSummary(
+                project_id=d["_id"]["p"],
+                run_id=d["_id"]["r"],
+                agent_id=d.get("agent_id"),
+                environment=d.get("environment"),
+                first_at=_aware(d["first_at"]),
+                last_at=_aware(d["last_at"]),
+                events=int(d["events"]),
+                blocks=int(d["blocks"]),
+                masks=int(d["masks"]),
+                warns=int(d["warns"]),
+                trust_rejections=int(d["trust_rejections"]),
+                checks=tuple(sorted(c for c in d.get("checks", []) if c)),
+            )
+            for d in await self._aggregate(pipeline)
+        ]
+        more = len(runs) > limit
+        runs = runs[:limit]
+        return RunPage(runs, runs[-1].cursor() if more and runs else None)
+
+    # -- one run ---------------------------------------------------------------------------------------------
+    async def run(self, run_id: str, project_id: str | None) -> RunDetail:
+        query: dict[str, Any] = {"run_id": run_id}
+        if project_id is not None:
+            query["project_id"] = project_id
+        try:
+            docs = await self.collection.find(query).sort("occurred_at", 1).limit(MAX_RUN_EVENTS).to_list()
+        except PyMongoError as exc:
+            raise RunStoreUnavailable(f"MongoDB did not answer: {str(exc)[:300]}") from exc
+        if not docs:
+            raise RunNotFound(run_id)
+        first = docs[0]
+        docs = [d for d in docs if d.get("project_id") == first.get("project_id")]
+        docs.sort(key=lambda d: (d["occurred_at"], str(d["event_id"])))
+        labels = first.get("labels") or {}
+        return RunDetail(
+            project_id=first.get("project_id") or "",
+            run_id=run_id,
+            agent_id=first.get("agent_id"),
+            environment=first.get("environment"),
+            prompt_name=first.get("prompt_name"),
+            prompt_version=first.get("prompt_version"),
+            correlation_id=first.get("correlation_id"),
+            labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
+            events=[_event(d) for d in docs],
+        )
+
+    # -- export ----------------------------------------------------------------------------------------------
+    async def export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
+        match = self._match(filters)
+        if filters.check is not None:
+            match["name"] = filters.check
+        if filters.action is not None:
+            match["action"] = filters.action
+        if filters.outcome is not None:
+            runs = self._run_groups(
+                RunFilters(filters.since, filters.until, filters.project, filters.agent, filters.outcome)
+            )
+            keys = await self._aggregate([*runs, {"$project": {"_id": 1}}])
+            match["$or"] = [{"project_id": k["_id"]["p"], "run_id": k["_id"]["r"]} for k in keys] or [
+                {"_id": None}
+            ]
+        try:
+            docs = (
+                await self.collection.find(match)
+                .sort([("occurred_at", -1), ("event_id", 1)])
+                .limit(limit)
+                .to_list()
+            )
+        except PyMongoError as exc:
+            raise RunStoreUnavailable(f"MongoDB did not answer: {str(exc)[:300]}") from exc
+        out: list[dict[str, Any]] = []
+        for d in docs:
+            event = _event(d)
+            out.append(
+                {
+                    "occurred_at": event.occurred_at.isoformat(),
+                    "event_id": event.event_id,
+                    "run_id": d.get("run_id"),
+                    "project_id": d.get("project_id"),
+                    "agent_id": d.get("agent_id"),
+                    "environment": d.get("environment"),
+                    "session_id": event.session_id,
+                    "kind": event.kind,
+                    "name": event.name,
+                    "action": event.action,
+                    "stage": event.stage,
+                    "duration_ms": event.duration_ms,
+                    "score": event.score,
+                    "finding_types": event.finding_types,
+                    "payload": event.payload,
+                }
+            )
+        return out
+
+    # -- overview --------------------------------------------------------------------------------------------
+    async def overview(self, filters: RunFilters, now: datetime) -> Overview:
+        hours = filters.range_hours()
+        bucket_s = 3600 if hours <= 48 else 6 * 3600 if hours <= 24 * 14 else 86400
+        base = self._match(filters)
+        checks = {**base, "kind": "check", **({"name": filters.check} if filters.check is not None else {})}
+        project = {
+            "name": 1,
+            "action": 1,
+            "occurred_at": 1,
+            "payload.duration_ms": 1,
+            "payload.finding_types": 1,
+        }
+        try:
+            docs = await self.collection.find(checks, project).to_list()
+            trust_docs = await self.collection.find(
+                {**base, "kind": "trust", "action": "block"}, {"payload.reason": 1}
+            ).to_list()
+            start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+            week = {"occurred_at": {"$gte": start - timedelta(days=7), "$lt": now}}
+            week |= {k: v for k, v in base.items() if k != "occurred_at"}
+            today_docs = await self.collection.find(
+                {**week, "action": {"$in": ["block", "mask"]}, "kind": {"$in": ["check", "trust"]}},
+                {"kind": 1, "action": 1, "occurred_at": 1},
+            ).to_list()
+        except PyMongoError as exc:
+            raise RunStoreUnavailable(f"MongoDB did not answer: {str(exc)[:300]}") from exc
+        decisions: dict[str, dict[datetime, tuple[int, int]]] = {}
+        durations: dict[str, list[float]] = {}
+        counts: dict[str, int] = {}
+        findings: dict[str, int] = {}
+        for d in docs:
+            name, action = str(d.get("name")), d.get("action")
+            event = _event({**d, "event_id": "", "kind": "check"})
+            counts[name] = counts.get(name, 0) + 1
+            if event.duration_ms is not None and len(durations.setdefault(name, [])) < _MAX_DURATIONS:
+                durations[name].append(event.duration_ms)
+            for t, n in event.finding_types.items():
+                findings[t] = findings.get(t, 0) + n
+            if action in ("block", "mask"):
+                at = _aware(d["occurred_at"])
+                bucket = datetime.fromtimestamp(int(at.timestamp()) // bucket_s * bucket_s, UTC)
+                b, m = decisions.setdefault(name, {}).get(bucket, (0, 0))
+                decisions[name][bucket] = (b + (action == "block"), m + (action == "mask"))
+        latency = [(name, counts[name], *_percentiles(durations.get(name, []))) for name in sorted(counts)]
+        reasons: dict[str, int] = {}
+        for d in trust_docs:
+            reason = str((d.get("payload") or {}).get("reason") or "") or "(no reason)"
+            reasons[reason] = reasons.get(reason, 0) + 1
+        today = {"check block": [0, 0], "check mask": [0, 0], "trust block": [0, 0]}
+        for d in today_docs:
+            key = f"{d.get('kind')} {d.get('action')}"
+            if key in today:
+                today[key][0 if _aware(d["occurred_at"]) >= start else 1] += 1
+        return Overview(
+            bucket_s,
+            _buckets(filters, bucket_s),
+            decisions,
+            sorted(findings.items(), key=lambda kv: (-kv[1], kv[0]))[:10],
+            latency,
+            sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:10],
+            [
+                ("Check blocks", today["check block"][0], today["check block"][1] / 7),
+                ("Check masks", today["check mask"][0], today["check mask"][1] / 7),
+                ("Trust rejections", today["trust block"][0], today["trust block"][1] / 7),
+            ],
+        )
+
+
+def _percentiles(values: list[float]) -> tuple[float, float, float]:
+    if not values:
+        return (0.0, 0.0, 0.0)
+    if len(values) == 1:
+        return (values[0], values[0], values[0])
+    q = statistics.quantiles(values, n=100, method="inclusive")
+    return (q[49], q[94], q[98])
+
+
+def _event(d: dict[str, Any]) -> RunEvent:
+    payload = d.get("payload")
+    return RunEvent(
+        event_id=str(d.get("event_id")),
+        kind=str(d.get("kind")),
+        name=str(d.get("name")),
+        occurred_at=_aware(d["occurred_at"]),
+        session_id=d.get("session_id"),
+        action=d.get("action"),
+        payload=payload if isinstance(payload, dict) else {},
+    )
