@@ -1,4 +1,4 @@
-"""docker-compose.yml run for real: the slow container test (marked ``slow`` and ``e2e``; about N minutes cold).
+"""docker-compose.yml run for real: the slow container test (``slow``, ``e2e``; about 3 min cold, 1.5-2 warm).
 
 What it does, as an operator and a user would:
 
@@ -10,7 +10,8 @@ What it does, as an operator and a user would:
 3. ``stockade compose-env`` into a private env file, ``docker-compose build`` (BuildKit) and ``docker-compose up``
    with ``docker-compose.yml`` and the test override ``tests/deploy/compose/compose.test.yml`` (infrastructure
    images built from Debian and PyPI packages), waits until every container is healthy;
-4. health and readiness of every service (the trust-broker's through NATS with its own user), a user and an API
+4. health and readiness of every service (the trust-broker's through NATS with its own user), an agent message
+   delivered through the trust-broker and a forged one refused, a user and an API
    key made with ``stockade admin`` against the stack's PostgreSQL, console sign-in, a prompt published and read
    through prompt-api, the event store switched to DynamoDB in the console, a guardrail run flushed by the
    library's sink to guardrail-ingest and found stored;
@@ -41,6 +42,7 @@ import uuid
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -425,6 +427,13 @@ def test_compose_stack_builds_starts_healthy_and_serves_a_user(stack: Stack) -> 
     )
     assert health["status"] == "ok", health
 
+    # agents of deploy/trust-broker/trust.yaml talk through the trust-broker: a signed message arrives, one
+    # signed with a made-up key is refused and never reaches the inbox
+    delivered, forged, inbox = asyncio.run(agent_messages(stack))
+    assert delivered.delivered, delivered
+    assert not forged.delivered and forged.reason, forged
+    assert [(m.sender, m.payload, m.capability) for m in inbox] == [("planner", b"summarize q3", "summarize")]
+
     # bootstrap as an operator: a user, an organisation, a project and a write key, in the stack's PostgreSQL
     pg_port = stack.published("postgres", 5432)
     db_url = (
@@ -482,6 +491,40 @@ def test_compose_stack_builds_starts_healthy_and_serves_a_user(stack: Stack) -> 
     run_id = asyncio.run(flush_run(ingest, project))
     dynamo_port = stack.published("dynamodb", 8000)
     assert run_id in stored_runs(stack, dynamo_port, deadline_s=60), stack.logs()
+
+
+async def agent_messages(stack: Stack) -> tuple[Any, Any, list[Any]]:
+    from stockade.guardrails.trust.bus import AgentBus, AgentBusSettings
+
+    def agent(name: str, key: str | None = None) -> AgentBus:
+        settings = AgentBusSettings(
+            agent_id=name,
+            nats_url=f"nats://127.0.0.1:{stack.nats_port}",
+            nats_password=stack.secrets[f"NATS_AGENT_{name.upper()}_PASSWORD"],
+            signing_key_id="dev-1",
+            signing_key=key or stack.secrets[f"AGENT_{name.upper()}_HMAC_SECRET"],
+        )
+        return AgentBus(settings)
+
+    received: list[Any] = []
+    async with agent("executor") as executor:
+
+        async def read() -> None:
+            async for message in executor.inbox():
+                received.append(message)
+
+        reader = asyncio.create_task(read())
+        async with agent("planner") as planner:
+            delivered = await planner.send("executor", b"summarize q3", capability="summarize")
+        async with agent("planner", key="f" * 49) as impostor:
+            forged = await impostor.send("executor", b"pay 1000", capability="summarize")
+        for _ in range(100):
+            if received:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)  # time for a wrongly delivered second message to show up
+    reader.cancel()
+    return delivered, forged, received
 
 
 async def flush_run(ingest_url: str, project: str) -> str:
