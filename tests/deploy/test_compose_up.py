@@ -315,10 +315,10 @@ class Stack:
     def logs(self) -> str:
         return self.compose("logs", "--no-color", "--tail=40", check=False).stdout[-12000:]
 
-    def timed(self, phase: str, *args: str) -> subprocess.CompletedProcess[str]:
+    def timed(self, phase: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         started = time.monotonic()
         try:
-            return self.compose(*args)
+            return self.compose(*args, check=check)
         finally:
             self.times[phase] = round(time.monotonic() - started, 1)
 
@@ -375,10 +375,12 @@ def stack(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         running.wait_healthy()
         yield running
     finally:
-        running.timed("down", "down", "-v", "--remove-orphans")
+        # not checked here: a failure to take it down must not hide the failure that got us here
+        down = running.timed("down", "down", "-v", "--remove-orphans", check=False)
         running.times["total"] = round(time.monotonic() - started, 1)
         print(f"\ncompose test phases (s): {running.times}")
         (CACHE / "last-run.json").write_text(json.dumps(running.times, indent=2) + "\n")
+    assert down.returncode == 0, f"docker-compose down -v failed:\n{down.stderr[-4000:]}"
 
 
 # --- the checks --------------------------------------------------------------------------------------------
