@@ -1,8 +1,8 @@
 """The read side of the guardrail run store, as the console's run pages see it.
 
 guardrail-ingest writes one flat record per event (its README, "Stored record"); the pages read them back
-through a :class:`RunReader`. The store read is the one of the active database configuration; only ClickHouse
-(a server, or chdb) has a reader so far (README, "Runs and decisions").
+through a :class:`RunReader`. The store read is the one of the active database configuration; ClickHouse (a
+server, or chdb) and MongoDB have readers so far (README, "Runs and decisions").
 """
 
 from __future__ import annotations

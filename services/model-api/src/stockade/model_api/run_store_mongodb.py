@@ -3,8 +3,8 @@ event, ``payload`` as a sub-document, ``occurred_at`` a date; indexes ``event_id
 ``(run_id, occurred_at)``).
 
 A run page uses the ``(run_id, occurred_at)`` index. The runs list, the overview and the export are aggregation
-pipelines over the filters' time range; with no index on ``occurred_at`` they scan the collection, so they suit
-stores of up to about a million events (README, "Which store"). Percentiles are computed here from the
+pipelines over the filters' time range; with no index on ``occurred_at`` they scan the collection (README,
+"Which store"; not measured at scale). Percentiles are computed here from the
 durations of the range, at most ``_MAX_DURATIONS`` per check.
 """
 
@@ -185,7 +185,10 @@ class MongoRunReader:
             runs = self._run_groups(
                 RunFilters(filters.since, filters.until, filters.project, filters.agent, filters.outcome)
             )
-            keys = await self._aggregate([*runs, {"$project": {"_id": 1}}])
+            # the newest runs with that outcome, at most 10,000 (a query document stays far below 16 MiB)
+            keys = await self._aggregate(
+                [*runs, {"$sort": {"last_at": -1}}, {"$limit": 10_000}, {"$project": {"_id": 1}}]
+            )
             match["$or"] = [{"project_id": k["_id"]["p"], "run_id": k["_id"]["r"]} for k in keys] or [
                 {"_id": None}
             ]
