@@ -149,9 +149,12 @@ class SinkWorker:
             for record in batch.events:
                 records.setdefault(str(record.get("event_id")), record)
         overlap = sum(len(batch.events) for _, batch in decoded) - len(records)
+        # A batch delivered before may be stored in part (a worker died or timed out mid-write, a store error, a
+        # refused event): only then must a store that writes without looking check which ids it holds.
+        maybe_stored = any(_deliveries(msg) > 1 for msg, _ in decoded)
         try:
             sink = await self.stores.sink_for(kind)
-            outcome = await sink.write(list(records.values()))
+            outcome = await sink.write(list(records.values()), maybe_stored=maybe_stored)
         except SinkError as exc:
             self.stats.store_errors += 1
             self.stats.last_error = str(exc)
@@ -167,12 +170,19 @@ class SinkWorker:
             return
         self.stats.inserted += outcome.inserted
         self.stats.duplicates += outcome.duplicates + overlap
+        acks: list[Msg] = []
         for msg, batch in decoded:
             refused = [r for r in batch.events if str(r.get("event_id")) in outcome.rejected]
             if refused and not await self._dead_letter(msg, batch, refused, outcome.rejected):
                 continue
-            await msg.ack_sync()
-            self.stats.batches += 1
+            acks.append(msg)
+        # Acknowledge the stored batches together (one round trip's wait, not one per batch). An ack that fails
+        # leaves its batch to be redelivered, and written again harmlessly; the others still count.
+        results = await asyncio.gather(*(msg.ack_sync() for msg in acks), return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException)]
+        self.stats.batches += len(acks) - len(failed)
+        if failed:
+            raise failed[0]
 
     async def _dead_letter(
         self, msg: Msg, batch: GuardrailEventsReceived, refused: list[dict[str, Any]], reasons: dict[str, str]

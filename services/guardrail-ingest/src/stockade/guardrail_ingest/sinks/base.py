@@ -36,8 +36,10 @@ class EventSink(Protocol):
     async def ensure_schema(self) -> None:
         """Create the table/collection and the uniqueness guarantee on event_id if missing."""
 
-    async def write(self, records: list[dict[str, Any]]) -> WriteOutcome:
-        """Store records; events already stored count as duplicates, never as errors. A record the store refuses
+    async def write(self, records: list[dict[str, Any]], *, maybe_stored: bool = False) -> WriteOutcome:
+        """Store records; events already stored count as duplicates, never as errors. ``maybe_stored`` is true when
+        the records come from a batch delivered before (some may be stored): a store that skips looking up ids on a
+        first delivery must look them up then. A record the store refuses
         on its own goes into ``rejected``; SinkError means the store itself failed (nothing to blame a record
         for), and the whole write is retried."""
 

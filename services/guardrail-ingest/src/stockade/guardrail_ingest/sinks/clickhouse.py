@@ -1,10 +1,19 @@
-"""ClickHouse sink: ``ReplacingMergeTree`` keyed by event, existing ids filtered out before each insert, and an
-``insert_deduplication_token`` per insert so a retried identical insert is dropped by the server.
+"""ClickHouse sink: a ``ReplacingMergeTree`` whose sorting key ends in ``event_id``, written without looking first.
+
+Idempotence does not scan the table. A batch on its first delivery is inserted straight away (one insert per
+write, with an ``insert_deduplication_token`` of its ids, so a retried identical insert is dropped by the server).
+A batch that JetStream delivers again (a worker died or timed out mid-batch, a store error, a refused event) may be
+stored already, in part: for those writes only, the ids already stored are looked up through the primary key
+(``(project_id, run_id) IN ... AND event_id IN ...``, a few granules, never a scan) and left out. What can still
+reach the table twice (a client resending after JetStream's 120 s duplicate window, two workers racing on one
+redelivered batch) has the same sorting key and partition, so the engine folds it on merge and readers that need
+exact answers before that use ``FINAL`` (or ``argMax``/``uniqExact`` on ``event_id``): README, "Reading the run
+table".
 
 clickhouse-connect drives both a ClickHouse server (``http://user:pass@host:8123/db``) and embedded chdb
-(``chdb:///path``) with the same API; it is synchronous, so every call runs in a thread, one at a time per sink
-(chdb allows one engine per path per process). Readers that need exact counts while merges are pending use
-``FINAL`` (or ``count(DISTINCT event_id)``); the pre-insert filter keeps duplicates out in the first place.
+(``chdb:///path``) with the same API; it is synchronous, so calls run in threads. Rows are built outside any lock;
+against a server each thread has its own client and inserts run in parallel, while chdb (one engine per path per
+process) takes one statement at a time.
 
 When the server refuses an insert block for its data (a constraint, a column changed by hand), the rows are
 inserted one by one and the refused ones reported in ``WriteOutcome.rejected``; connection errors and server
@@ -14,6 +23,7 @@ errors that say nothing about the rows (too many parts, memory, timeouts) fail t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -50,6 +60,11 @@ _COLUMNS = (
 )
 
 
+_JSON = json.JSONEncoder(
+    sort_keys=True, default=str
+)  # one encoder: json.dumps(default=...) builds one per call
+
+
 class ClickHouseSink:
     kind = "clickhouse"
 
@@ -57,21 +72,44 @@ class ClickHouseSink:
         self.dsn = dsn
         self.table = table
         self._timeout_s = timeout_s
-        self._client: Any = None
-        self._lock = threading.Lock()
+        self._embedded = dsn.startswith("chdb:")
+        self._clients: list[Any] = []
+        self._local = threading.local()
+        # chdb: one engine per path per process, one statement at a time. A server takes parallel inserts.
+        self._lock: threading.Lock | contextlib.nullcontext[None] = (
+            threading.Lock() if self._embedded else contextlib.nullcontext()
+        )
+        self._clients_lock = threading.Lock()
 
     def _connected(self) -> Any:
-        if self._client is None:
-            kwargs: dict[str, Any] = {}
-            if not self.dsn.startswith("chdb:"):
-                kwargs = {"connect_timeout": self._timeout_s, "send_receive_timeout": self._timeout_s}
-            self._client = clickhouse_connect.get_client(dsn=self.dsn, **kwargs)
-        return self._client
+        """This thread's client (chdb: the one client of the process)."""
+        client = (
+            self._clients[0] if self._embedded and self._clients else getattr(self._local, "client", None)
+        )
+        if client is None:
+            with self._clients_lock:
+                if self._embedded and self._clients:
+                    return self._clients[0]
+                kwargs: dict[str, Any] = {}
+                if not self._embedded:
+                    kwargs = {
+                        "connect_timeout": self._timeout_s,
+                        "send_receive_timeout": self._timeout_s,
+                        "autogenerate_session_id": False,  # sessions cannot run two queries at once
+                    }
+                client = clickhouse_connect.get_client(dsn=self.dsn, **kwargs)
+                self._clients.append(client)
+                self._local.client = client
+        return client
 
     async def ensure_schema(self) -> None:
-        await asyncio.to_thread(self._locked, self._create)
+        await asyncio.to_thread(self._call, self._create)
 
     def _create(self) -> None:
+        with self._lock:
+            self._create_table()
+
+    def _create_table(self) -> None:
         self._connected().command(
             f"""CREATE TABLE IF NOT EXISTS {self.table} (
                 event_id String,
@@ -96,32 +134,27 @@ class ClickHouseSink:
             SETTINGS non_replicated_deduplication_window = 1000"""
         )
 
-    async def write(self, records: list[dict[str, Any]]) -> WriteOutcome:
+    async def write(self, records: list[dict[str, Any]], *, maybe_stored: bool = False) -> WriteOutcome:
+        """Insert ``records``. ``maybe_stored``: some may be stored already (a redelivered batch), so look their
+        ids up through the primary key first and count those as duplicates."""
         if not records:
             return WriteOutcome(0, 0)
-        return await asyncio.to_thread(self._locked, self._write, records)
+        return await asyncio.to_thread(self._call, self._write, records, maybe_stored)
 
-    def _write(self, records: list[dict[str, Any]]) -> WriteOutcome:
-        client = self._connected()
-        ids = [r["event_id"] for r in records]
-        existing = {
-            row[0]
-            for row in client.query(
-                f"SELECT event_id FROM {self.table} WHERE event_id IN %(ids)s",  # noqa: S608 - table name validated by settings
-                parameters={"ids": ids},
-            ).result_rows
-        }
-        fresh = [r for r in records if r["event_id"] not in existing]
+    def _write(self, records: list[dict[str, Any]], maybe_stored: bool) -> WriteOutcome:
+        existing = self._stored(records) if maybe_stored else set()
+        fresh = [r for r in records if r["event_id"] not in existing] if existing else records
         rows: list[list[Any]] = []
+        kept: list[dict[str, Any]] = []
         rejected: dict[str, str] = {}
         for record in fresh:
             try:
                 rows.append(_row(record))
+                kept.append(record)
             except (KeyError, TypeError, ValueError) as exc:  # a malformed record: no redelivery mends it
-                rejected[str(record["event_id"])] = reason("clickhouse", exc)
-        kept = [r for r in fresh if str(r["event_id"]) not in rejected]
+                rejected[str(record.get("event_id"))] = reason("clickhouse", exc)
         try:
-            self._insert(client, kept, rows)
+            self._insert(kept, rows)
         except DatabaseError as exc:
             if not _refused_data(exc):
                 raise
@@ -129,49 +162,72 @@ class ClickHouseSink:
             # each; a row refused alone is rejected, the others are stored.
             for record, row in zip(kept, rows, strict=True):
                 try:
-                    self._insert(client, [record], [row])
+                    self._insert([record], [row])
                 except DatabaseError as row_exc:
                     if not _refused_data(row_exc):
                         raise
                     rejected[str(record["event_id"])] = reason("clickhouse", row_exc)
         return WriteOutcome(len(fresh) - len(rejected), len(records) - len(fresh), rejected)
 
-    def _insert(self, client: Any, records: list[dict[str, Any]], rows: list[list[Any]]) -> None:
+    def _stored(self, records: list[dict[str, Any]]) -> set[str]:
+        """Which of these events are stored: bounded by the primary key (``project_id``, ``run_id``), so it reads
+        the granules of these runs only, whatever the size of the table."""
+        keys = sorted({(r.get("project_id") or "", str(r.get("run_id"))) for r in records})
+        with self._lock:
+            result = self._connected().query(
+                f"SELECT event_id FROM {self.table} "  # noqa: S608 - table name validated by settings
+                "WHERE (project_id, run_id) IN %(keys)s AND event_id IN %(ids)s",
+                parameters={"keys": keys, "ids": [str(r["event_id"]) for r in records]},
+            )
+        return {row[0] for row in result.result_rows}
+
+    def _insert(self, records: list[dict[str, Any]], rows: list[list[Any]]) -> None:
         if not rows:
             return
         token = hashlib.sha256("\n".join(sorted(r["event_id"] for r in records)).encode()).hexdigest()
-        client.insert(
-            self.table,
-            rows,
-            column_names=list(_COLUMNS),
-            settings={"insert_deduplication_token": token},
-        )
-
-    def _locked(self, fn: Any, *args: Any) -> Any:
         with self._lock:
-            try:
-                return fn(*args)
-            except ClickHouseError as exc:
-                raise SinkError(f"clickhouse: {exc}") from exc
+            self._connected().insert(
+                self.table,
+                rows,
+                column_names=list(_COLUMNS),
+                settings={"insert_deduplication_token": token},
+            )
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except ClickHouseError as exc:
+            raise SinkError(f"clickhouse: {exc}") from exc
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
+        clients, self._clients = self._clients, []
+        self._local = threading.local()
+        for client in clients:
             await asyncio.to_thread(client.close)
 
 
 def _row(record: dict[str, Any]) -> list[Any]:
-    row: list[Any] = []
-    for column in _COLUMNS:
-        value = record.get(column)
-        if column in ("occurred_at", "received_at"):
-            value = datetime.fromisoformat(str(value))
-        elif column in ("payload", "labels"):
-            value = json.dumps(value or {}, sort_keys=True, default=str)
-        elif column == "project_id":
-            value = value or ""
-        row.append(value)
-    return row
+    """The values of ``_COLUMNS``, in order (payload and labels as JSON text with sorted keys)."""
+    get = record.get
+    payload, labels = get("payload"), get("labels")
+    return [
+        record["event_id"],
+        get("run_id"),
+        get("kind"),
+        get("name"),
+        datetime.fromisoformat(str(get("occurred_at"))),
+        get("session_id"),
+        get("action"),
+        _JSON.encode(payload) if payload else "{}",
+        get("project_id") or "",
+        get("agent_id"),
+        get("environment"),
+        get("prompt_name"),
+        get("prompt_version"),
+        get("correlation_id"),
+        _JSON.encode(labels) if labels else "{}",
+        datetime.fromisoformat(str(get("received_at"))),
+    ]
 
 
 def _refused_data(exc: DatabaseError) -> bool:

@@ -41,7 +41,8 @@ class MongoSink:
         except PyMongoError as exc:
             raise SinkError(f"mongodb: cannot create indexes: {exc}") from exc
 
-    async def write(self, records: list[dict[str, Any]]) -> WriteOutcome:
+    async def write(self, records: list[dict[str, Any]], *, maybe_stored: bool = False) -> WriteOutcome:
+        """The unique index makes every write idempotent; ``maybe_stored`` changes nothing here."""
         if not records:
             return WriteOutcome(0, 0)
         docs: list[dict[str, Any]] = []
