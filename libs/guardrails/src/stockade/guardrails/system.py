@@ -12,7 +12,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from stockade.guardrails.checks.base import CheckContext, ContentCheck
+from stockade.guardrails.checks.base import CheckContext, Closes, ContentCheck
 from stockade.guardrails.checks.config import Stage
 from stockade.guardrails.checks.registry import CheckSlot, build_enabled
 from stockade.guardrails.checks.runner import run_checks, warm
@@ -189,9 +189,8 @@ class GuardrailSystem:
     async def aclose(self) -> None:
         """Close pooled connections of checks that hold them."""
         for slot in self._slots:
-            close = getattr(slot.check, "aclose", None)
-            if close is not None:
-                await close()
+            if isinstance(slot.check, Closes):
+                await slot.check.aclose()
 
     async def _check(
         self,

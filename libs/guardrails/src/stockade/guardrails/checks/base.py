@@ -43,3 +43,25 @@ class ContentCheck(Protocol):
     stages: frozenset[Stage]
 
     async def run(self, text: str, ctx: CheckContext) -> CheckResult: ...
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    """A check with a slow first step (model load, connection pool): ``warmup()`` runs once before its first
+    run, outside the per-run timeout (``GuardrailSystem.warmup()`` runs it eagerly)."""
+
+    async def warmup(self) -> None: ...
+
+
+@runtime_checkable
+class Closes(Protocol):
+    """A check that holds resources (pooled connections): ``GuardrailSystem.aclose()`` calls ``aclose()``."""
+
+    async def aclose(self) -> None: ...
+
+
+def starts_inline(check: ContentCheck) -> bool:
+    """Whether the runner starts ``check`` before the others: a check sets the class attribute
+    ``starts_inline = True`` when its ``run`` begins with a short synchronous step on the event loop (the
+    classification prefilter) that should not wait behind the other checks' worker threads."""
+    return getattr(check, "starts_inline", False) is True

@@ -6,10 +6,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from stockade.guardrails.checks.exfiltration.config import ExfiltrationConfig
-from stockade.guardrails.checks.settings import CheckSettings, Stage, Strict
+from stockade.guardrails.checks.settings import CheckSettings, CustomCheckConfig, Stage, Strict
 
 # Stage and CheckSettings (checks/settings.py) and ExfiltrationConfig (exfiltration/config.py) are part of this
 # module's vocabulary too: ``stages: [input]`` is written against every check.
@@ -18,6 +18,7 @@ __all__ = [
     "CheckSettings",
     "ClassificationConfig",
     "ContentChecksConfig",
+    "CustomCheckConfig",
     "EncoderType",
     "ExfiltrationConfig",
     "OpenAIEncoderConfig",
@@ -339,3 +340,18 @@ class ContentChecksConfig(Strict):
     classification: ClassificationConfig = Field(
         default_factory=ClassificationConfig, description="Semantic-routing content classification."
     )
+    custom: dict[str, CustomCheckConfig] = Field(
+        default_factory=dict,
+        description="Checks from other packages, by name: factory ('module:callable'), options, and the "
+        "settings every check has. A name may not be a built-in check's.",
+    )
+
+    @model_validator(mode="after")
+    def _custom_names(self) -> ContentChecksConfig:
+        builtin = {"pii", "sensitive_data", "toxicity", "exfiltration", "classification"}
+        taken = sorted(builtin & set(self.custom))
+        if taken:
+            raise ValueError(
+                f"custom: {', '.join(taken)} is a built-in check; configure it in its own section"
+            )
+        return self

@@ -1,5 +1,7 @@
 """Checks registered by name. Built-in checks are imported only when enabled (their heavy dependencies load
-lazily inside them); applications can register their own factories."""
+lazily inside them). A check from another package is configured under ``guardrails.checks.custom.<name>``,
+built by the factory its ``factory`` names (``"package.module:callable"``) or, without one, by a factory the
+application registered with :func:`register_check`; either way it must implement ``ContentCheck``."""
 
 from __future__ import annotations
 
@@ -36,7 +38,10 @@ class CheckSlot:
 
 
 def register_check(name: str, factory: CheckFactory) -> None:
-    """Register a custom check factory under ``name`` (overrides a built-in of the same name)."""
+    """Register the factory of a check that ``guardrails.checks.custom.<name>`` enables (its settings there
+    need no ``factory`` then). Built-in names cannot be taken: configure those in their own sections."""
+    if name in _BUILTIN:
+        raise ConfigError(f"register_check: {name!r} is a built-in check; configure it in its own section")
     _CUSTOM[name] = factory
 
 
@@ -45,8 +50,8 @@ def registered_checks() -> list[str]:
 
 
 def build_check(name: str, config: ContentChecksConfig) -> ContentCheck:
-    if name in _CUSTOM:
-        return _CUSTOM[name](config)
+    if name in config.custom:
+        return _build_custom(name, config)
     if name not in _BUILTIN:
         raise ConfigError(
             f"guardrails.checks: unknown check {name!r}; known: {', '.join(registered_checks())}"
@@ -57,7 +62,8 @@ def build_check(name: str, config: ContentChecksConfig) -> ContentCheck:
 
 
 def build_enabled(config: ContentChecksConfig) -> list[CheckSlot]:
-    """Build every built-in check whose config says ``enabled`` (raises MissingExtraError on a missing extra)."""
+    """Build every check whose settings say ``enabled``: the built-in ones (raises MissingExtraError on a
+    missing extra), then the ``custom`` ones in the order configured."""
     slots = []
     for name in _BUILTIN:
         settings = getattr(config, name)
@@ -65,4 +71,39 @@ def build_enabled(config: ContentChecksConfig) -> list[CheckSlot]:
         if settings.enabled:
             check = build_check(name, config)
             slots.append(CheckSlot(check, settings.timeout_s, settings.fail_closed))
+    for name, custom in config.custom.items():
+        if custom.enabled:
+            slots.append(CheckSlot(_build_custom(name, config), custom.timeout_s, custom.fail_closed))
     return slots
+
+
+def _build_custom(name: str, config: ContentChecksConfig) -> ContentCheck:
+    where = f"guardrails.checks.custom.{name}"
+    spec = config.custom[name].factory
+    if spec is None:
+        if name not in _CUSTOM:
+            raise ConfigError(
+                f"{where}: no factory; set factory: 'package.module:callable', or call "
+                f"register_check({name!r}, factory) before building the system"
+            )
+        factory = _CUSTOM[name]
+    else:
+        module_name, _, attr = spec.partition(":")
+        try:
+            target: object = importlib.import_module(module_name)
+            for part in attr.split("."):
+                target = getattr(target, part)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"{where}.factory: cannot load {spec!r}: {exc}") from None
+        if not callable(target):
+            raise ConfigError(f"{where}.factory: {spec!r} is not callable")
+        factory = target
+    check = factory(config)
+    if not isinstance(check, ContentCheck):
+        raise ConfigError(
+            f"{where}: the factory returned {type(check).__name__}, not a check "
+            "(it needs name, stages and async run(text, ctx))"
+        )
+    if check.name != name:
+        raise ConfigError(f"{where}: the check calls itself {check.name!r}; its name must be {name!r}")
+    return check

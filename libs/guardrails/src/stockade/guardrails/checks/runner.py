@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from stockade.guardrails.checks.base import CheckContext
+from stockade.guardrails.checks.base import CheckContext, WarmsUp, starts_inline
 from stockade.guardrails.checks.masking import apply_masks
 from stockade.guardrails.checks.registry import CheckSlot
 from stockade.guardrails.events import EventKind, GuardrailEvent
@@ -34,9 +34,8 @@ async def run_slot(slot: CheckSlot, text: str, ctx: CheckContext, fail_closed: b
 async def warm(slot: CheckSlot) -> None:
     """Run the check's ``warmup()`` once (first use), outside the per-run timeout."""
     if not slot.warmed:
-        warmup = getattr(slot.check, "warmup", None)
-        if warmup is not None:
-            await warmup()
+        if isinstance(slot.check, WarmsUp):
+            await slot.check.warmup()
         slot.warmed = True
 
 
@@ -69,7 +68,7 @@ async def run_checks(slots: list[CheckSlot], text: str, ctx: CheckContext, fail_
     """All checks at once. Checks with ``starts_inline = True`` (a short synchronous first step on the event
     loop, e.g. the classification prefilter) are started first, so that step runs before the other checks'
     worker threads start competing with it for the GIL; results keep the slots' order."""
-    order = sorted(range(len(slots)), key=lambda i: not getattr(slots[i].check, "starts_inline", False))
+    order = sorted(range(len(slots)), key=lambda i: not starts_inline(slots[i].check))
     tasks = {i: run_slot(slots[i], text, ctx, fail_closed) for i in order}
     done = await asyncio.gather(*tasks.values())
     by_slot = dict(zip(tasks, done, strict=True))

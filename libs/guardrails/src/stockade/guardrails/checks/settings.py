@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Stage(StrEnum):
@@ -37,3 +39,25 @@ class CheckSettings(Strict):
         description="Block when the check fails (timeout, crash, service down). None: the stage default "
         "(checks.fail_closed_input / fail_closed_output / fail_closed_context).",
     )
+
+
+class CustomCheckConfig(CheckSettings):
+    """``guardrails.checks.custom.<name>``: a check from another package, built by its factory.
+
+    ``factory`` is ``"package.module:callable"``; the callable takes the whole ``ContentChecksConfig`` (the
+    check reads its own section as ``config.custom[name]``, ``options`` included) and returns an object that
+    implements :class:`stockade.guardrails.checks.base.ContentCheck`. Without ``factory`` the name must have
+    been registered in the process with ``register_check`` before the system is built.
+    """
+
+    factory: str | None = Field(
+        default=None, description="'package.module:callable' that builds the check (else register_check)."
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="Free-form settings for the check.")
+
+    @field_validator("factory")
+    @classmethod
+    def _factory(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*", v):
+            raise ValueError("must be 'package.module:callable'")
+        return v
