@@ -63,6 +63,10 @@ async def test_bad_filters_are_422_with_the_problem_next_to_the_form(runs_client
         ({"cursor": "not-a-cursor"}, "cursor: not a page link"),
         ({"cursor": Cursor(datetime.now(UTC), "p", "r").encode()[:-3] + "!!"}, "cursor:"),
         ({"from": "2000-01-01", "to": "2026-01-01"}, "at most 366 days"),
+        ({"to": "0001-01-02"}, "to: must lie between 1971 and 2200"),
+        ({"from": "9999-12-24", "to": "9999-12-31"}, "from: must lie between"),
+        ({"from": "2026-13-45"}, "from: not a date and time"),
+        ({"from": "2026-11-01T25:00"}, "from: not a date and time"),
     ]
     for params, message in cases:
         response = await runs_client.get("/runs", params=params)
@@ -95,6 +99,10 @@ async def test_run_page_shows_the_timeline_without_raw_values(runs_client):
     missing = await runs_client.get("/run/no-such-run")
     assert missing.status_code == 404 and "no stored run" in missing.text
     assert (await runs_client.get("/run/x%01y")).status_code == 404
+    assert (await runs_client.get("/run/%ff%fe")).status_code == 404
+    assert (await runs_client.get("/run/run-masked", params={"project": "a\x00"})).status_code == 404
+    odd = await runs_client.get("/runs?project=%ff%fe&agent=%E2%80%AE")
+    assert odd.status_code == 200 and "No runs match" in odd.text
 
 
 async def test_export_csv_and_json_hold_the_filtered_events(runs_client):

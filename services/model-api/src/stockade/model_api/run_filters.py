@@ -22,6 +22,8 @@ DEFAULT_RANGE: Final = timedelta(days=7)
 MAX_RANGE: Final = timedelta(days=366)
 _NAME = re.compile(r"^[^\x00-\x1f\x7f]{1,128}$")
 _TIME_FORMATS = ("%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
+EARLIEST: Final = datetime(1971, 1, 1, tzinfo=UTC)  # leaves room for the default range before it
+LATEST: Final = datetime(2200, 1, 1, tzinfo=UTC)  # within every store's date range
 
 
 class FilterError(ValueError):
@@ -109,10 +111,14 @@ def parse_filters(params: Mapping[str, str], now: datetime | None = None) -> Run
         if not raw[key]:
             return None
         try:
-            return _parse_time(raw[key])
-        except ValueError:
+            value = _parse_time(raw[key])
+        except (ValueError, OverflowError):
             problems.append((key, "not a date and time (use YYYY-MM-DDTHH:MM, UTC)"))
             return None
+        if not EARLIEST <= value <= LATEST:
+            problems.append((key, "must lie between 1971 and 2200"))
+            return None
+        return value
 
     project, agent, check = name("project"), name("agent"), name("check")
     outcome, action = choice("outcome", ACTIONS), choice("action", ACTIONS)
@@ -160,10 +166,15 @@ def decode_cursor(text: str | None) -> Cursor | None:
         if not (isinstance(body, list) and len(body) == 3 and all(isinstance(x, str) for x in body)):
             raise ValueError("shape")
         last_at = datetime.fromisoformat(body[0])
-        if last_at.tzinfo is None or len(body[1]) > 256 or len(body[2]) > 256:
+        if (
+            last_at.tzinfo is None
+            or not EARLIEST <= last_at <= LATEST
+            or len(body[1]) > 256
+            or len(body[2]) > 256
+        ):
             raise ValueError("range")
         return Cursor(last_at.astimezone(UTC), body[1], body[2])
-    except (ValueError, UnicodeError, binascii.Error) as exc:
+    except (ValueError, OverflowError, UnicodeError, binascii.Error) as exc:
         raise FilterError(
             [("cursor", "not a page link of this console: start again from the first page")]
         ) from exc
