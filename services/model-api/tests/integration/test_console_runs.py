@@ -48,6 +48,8 @@ async def test_each_filter_narrows_the_runs(runs_client):
     assert len(await ids(project="bulk", outcome="mask")) == 19
     old_day = (datetime.now(UTC) - timedelta(days=30)).strftime("%Y-%m-%d")
     assert await ids(**{"from": f"{old_day}T00:00", "to": f"{old_day}T23:59"}) == ["run-old"]
+    assert await ids(check="it's %(since)s {a:String} \\ \"x") == []  # bound as a value, whatever it holds
+    assert await ids(agent="' OR 1=1 --") == []
     nothing = await runs_client.get("/runs", params={"project": "nope"})
     assert "No runs match these filters" in nothing.text
 
