@@ -89,6 +89,7 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
         settings,
         title="guardrail-ingest: guardrail run events to the configured store",
         health_subject=subjects.GUARDRAIL_HEALTH,
+        uses_db=False,  # run events go to the active store; no SQL database (none created, none written)
         on_startup=on_startup,
         on_shutdown=on_shutdown,
     )
