@@ -140,10 +140,10 @@ class AgentBus:
             ) from exc
         inbox = subjects.agent_inbox(s.agent_id)
         self._inbox = await nc.subscribe(inbox)
-        await nc.flush(
-            timeout=s.connect_timeout_s
-        )  # the server's -ERR for a refused subscription comes first
-        await asyncio.sleep(0)
+        # The server's -ERR for a refused subscription comes before the PONG of a later PING. Two round trips:
+        # with one, 24 of 150 refusals were not seen yet on a loaded machine (a PONG owed to an earlier PING).
+        for _ in range(2):
+            await nc.flush(timeout=s.connect_timeout_s)
         if any("permissions violation" in e and f'"{inbox}"' in e for e in self._errors):
             await nc.close()
             raise ConfigError(f"NATS user may not subscribe to {inbox}: check deploy/nats/agents.conf")
@@ -151,10 +151,17 @@ class AgentBus:
         return self
 
     async def close(self) -> None:
-        """Stop the inbox (an iterating ``inbox()`` ends) and drain the connection."""
-        nc, self._nc, self._inbox = self._nc, None, None
-        if nc is not None and not nc.is_closed:
-            await nc.drain()
+        """End the inbox (an iterating ``inbox()`` stops; messages not yet read are dropped) and drain the rest.
+
+        The inbox is unsubscribed first: draining a subscription nobody reads waits for its queue to empty,
+        which would hold ``close()`` for nats-py's whole drain timeout (30 s).
+        """
+        nc, sub, self._nc, self._inbox = self._nc, self._inbox, None, None
+        if nc is None or nc.is_closed:
+            return
+        if sub is not None:
+            await sub.unsubscribe()
+        await nc.drain()
 
     async def send(self, receiver: str, payload: bytes | str, *, capability: str | None = None) -> SendResult:
         """Sign ``payload`` for ``receiver`` and submit it; the broker's decision comes back as a value.
