@@ -19,6 +19,7 @@ import uvicorn
 
 from stockade.guardrail_ingest.records import to_records
 from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
+from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
 from stockade.guardrail_ingest.sinks.mongodb import MongoSink
 from stockade.guardrails.storage.wire import GuardrailBatch
 from stockade.model_api.main import create_app
@@ -207,10 +208,21 @@ async def store_mongo(url: str, collection: str, batches: list[dict]) -> None:
         await sink.aclose()
 
 
+async def store_dynamo(endpoint: str, table: str, batches: list[dict]) -> None:
+    sink = DynamoSink(endpoint, table, region="us-east-1")
+    try:
+        await sink.ensure_schema()
+        for body in batches:
+            await sink.write(to_records(GuardrailBatch.model_validate(body)))
+    finally:
+        await sink.aclose()
+
+
 @pytest.fixture(
     params=[
         pytest.param("clickhouse", marks=pytest.mark.clickhouse),
         pytest.param("mongodb", marks=pytest.mark.mongo),
+        pytest.param("dynamodb", marks=pytest.mark.dynamodb),
     ]
 )
 async def runs_client(
@@ -225,10 +237,17 @@ async def runs_client(
         dsn = request.getfixturevalue("clickhouse_dsn")
         await store_batches(dsn, name, sample_batches())
         runs = RunStoreSettings(clickhouse_url=dsn, table=name, page_size=25)
-    else:
+    elif request.param == "mongodb":
         url = request.getfixturevalue("mongodb_url")
         await store_mongo(url, name, sample_batches())
         runs = RunStoreSettings(mongodb_url=url, table=name, page_size=25)
+    else:
+        monkeypatch = request.getfixturevalue("monkeypatch")
+        for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            monkeypatch.setenv(var, "testing")
+        endpoint = request.getfixturevalue("dynamodb_endpoint")
+        await store_dynamo(endpoint, name, sample_batches())
+        runs = RunStoreSettings(dynamodb_url=endpoint, dynamodb_region="us-east-1", table=name, page_size=25)
     app = create_app(settings_for(postgres_database, nats_url, 0, runs=runs))
     async with app.router.lifespan_context(app):
         email = f"{unique_name('user')}@example.org"
@@ -237,9 +256,9 @@ async def runs_client(
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             assert (await login(client, email)).status_code == 303
-            if request.param == "mongodb":
+            if request.param != "clickhouse":
                 token = (await client.get("/api/platform/session")).json()["csrfToken"]
-                form = {"csrf_token": token, "name": "events-docs", "db_type": "mongodb", "activate": "1"}
+                form = {"csrf_token": token, "name": "events", "db_type": request.param, "activate": "1"}
                 assert (await client.post("/db-configs", data=form)).status_code == 303
             yield client
 

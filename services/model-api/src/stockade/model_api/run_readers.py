@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from stockade.model_api.run_store import RunReader, RunStoreUnavailable
 from stockade.model_api.run_store_clickhouse import ClickHouseRunReader
+from stockade.model_api.run_store_dynamodb import DynamoRunReader
 from stockade.model_api.run_store_mongodb import MongoRunReader
 from stockade.model_api.settings import RunStoreSettings
 
-READABLE_KINDS = ("clickhouse", "mongodb")
+READABLE_KINDS = ("clickhouse", "mongodb", "dynamodb")
 
 
 class RunReaders:
@@ -18,6 +19,14 @@ class RunReaders:
         if settings.clickhouse_url:
             self._readers["clickhouse"] = ClickHouseRunReader(
                 settings.clickhouse_url, settings.table, timeout_s=settings.timeout_s
+            )
+        if settings.dynamodb_url:
+            self._readers["dynamodb"] = DynamoRunReader(
+                settings.dynamodb_url,
+                settings.table,
+                region=settings.dynamodb_region,
+                timeout_s=settings.timeout_s,
+                max_scan=settings.dynamodb_max_scan,
             )
         if settings.mongodb_url:
             self._readers["mongodb"] = MongoRunReader(
@@ -31,7 +40,7 @@ class RunReaders:
         if kind not in READABLE_KINDS:
             raise RunStoreUnavailable(
                 f"the active database configuration stores runs in {kind}; the console reads runs from "
-                f"{' and '.join(READABLE_KINDS)} only so far"
+                f"{', '.join(READABLE_KINDS)} only so far"
             )
         raise RunStoreUnavailable(
             f"the console is not told where {kind} is: set MODEL_API_RUNS__{kind.upper()}_URL "

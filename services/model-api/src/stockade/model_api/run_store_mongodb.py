@@ -10,7 +10,6 @@ durations of the range, at most ``_MAX_DURATIONS`` per check.
 
 from __future__ import annotations
 
-import statistics
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,19 +17,18 @@ from pymongo import AsyncMongoClient
 from pymongo.errors import PyMongoError
 from pymongo.uri_parser import parse_uri
 
+from stockade.model_api.run_aggregate import event_from_doc as _event
+from stockade.model_api.run_aggregate import overview_from
 from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import (
     Overview,
     RunDetail,
-    RunEvent,
     RunNotFound,
     RunPage,
     RunStoreUnavailable,
     RunSummary,
 )
-from stockade.model_api.run_store_clickhouse import MAX_RUN_EVENTS, _buckets
-
-_MAX_DURATIONS = 20_000
+from stockade.model_api.run_store_clickhouse import MAX_RUN_EVENTS
 
 
 def _aware(value: datetime) -> datetime:
@@ -252,65 +250,4 @@ class MongoRunReader:
             ).to_list()
         except PyMongoError as exc:
             raise RunStoreUnavailable(f"MongoDB did not answer: {str(exc)[:300]}") from exc
-        decisions: dict[str, dict[datetime, tuple[int, int]]] = {}
-        durations: dict[str, list[float]] = {}
-        counts: dict[str, int] = {}
-        findings: dict[str, int] = {}
-        for d in docs:
-            name, action = str(d.get("name")), d.get("action")
-            event = _event({**d, "event_id": "", "kind": "check"})
-            counts[name] = counts.get(name, 0) + 1
-            if event.duration_ms is not None and len(durations.setdefault(name, [])) < _MAX_DURATIONS:
-                durations[name].append(event.duration_ms)
-            for t, n in event.finding_types.items():
-                findings[t] = findings.get(t, 0) + n
-            if action in ("block", "mask"):
-                at = _aware(d["occurred_at"])
-                bucket = datetime.fromtimestamp(int(at.timestamp()) // bucket_s * bucket_s, UTC)
-                b, m = decisions.setdefault(name, {}).get(bucket, (0, 0))
-                decisions[name][bucket] = (b + (action == "block"), m + (action == "mask"))
-        latency = [(name, counts[name], *_percentiles(durations.get(name, []))) for name in sorted(counts)]
-        reasons: dict[str, int] = {}
-        for d in trust_docs:
-            reason = str((d.get("payload") or {}).get("reason") or "") or "(no reason)"
-            reasons[reason] = reasons.get(reason, 0) + 1
-        today = {"check block": [0, 0], "check mask": [0, 0], "trust block": [0, 0]}
-        for d in today_docs:
-            key = f"{d.get('kind')} {d.get('action')}"
-            if key in today:
-                today[key][0 if _aware(d["occurred_at"]) >= start else 1] += 1
-        return Overview(
-            bucket_s,
-            _buckets(filters, bucket_s),
-            decisions,
-            sorted(findings.items(), key=lambda kv: (-kv[1], kv[0]))[:10],
-            latency,
-            sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:10],
-            [
-                ("Check blocks", today["check block"][0], today["check block"][1] / 7),
-                ("Check masks", today["check mask"][0], today["check mask"][1] / 7),
-                ("Trust rejections", today["trust block"][0], today["trust block"][1] / 7),
-            ],
-        )
-
-
-def _percentiles(values: list[float]) -> tuple[float, float, float]:
-    if not values:
-        return (0.0, 0.0, 0.0)
-    if len(values) == 1:
-        return (values[0], values[0], values[0])
-    q = statistics.quantiles(values, n=100, method="inclusive")
-    return (q[49], q[94], q[98])
-
-
-def _event(d: dict[str, Any]) -> RunEvent:
-    payload = d.get("payload")
-    return RunEvent(
-        event_id=str(d.get("event_id")),
-        kind=str(d.get("kind")),
-        name=str(d.get("name")),
-        occurred_at=_aware(d["occurred_at"]),
-        session_id=d.get("session_id"),
-        action=d.get("action"),
-        payload=payload if isinstance(payload, dict) else {},
-    )
+        return overview_from(docs, trust_docs, today_docs, filters, bucket_s, start)

@@ -61,6 +61,19 @@ class RunStoreSettings(BaseModel):
         description="MongoDB holding guardrail-ingest's collection (mongodb://.../db, default database "
         "'stockade'). Unset: the run pages say the store is not set up.",
     )
+    dynamodb_url: str | None = Field(
+        default=None,
+        description="DynamoDB endpoint holding guardrail-ingest's table (e.g. https://dynamodb.eu-west-1."
+        "amazonaws.com; credentials from the AWS default chain). Unset: the run pages say it is not set up.",
+    )
+    dynamodb_region: str | None = Field(
+        default=None, description="DynamoDB region (default: AWS_DEFAULT_REGION)."
+    )
+    dynamodb_max_scan: int = Field(
+        default=200_000,
+        ge=1,
+        description="DynamoDB has no key by time: the pages scan, and refuse (503) a range holding more events.",
+    )
     table: str = Field(
         default="guardrail_events",
         pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}(\.[A-Za-z_][A-Za-z0-9_]{0,99})?$",

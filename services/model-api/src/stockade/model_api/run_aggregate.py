@@ -1,0 +1,151 @@
+"""Runs and the overview computed in the console from stored events, for stores that cannot aggregate them
+the way the pages need (MongoDB's overview, DynamoDB): plain functions over event documents, each a dict with
+the stored fields (``payload`` a dict, ``occurred_at`` a datetime)."""
+
+from __future__ import annotations
+
+import statistics
+from datetime import UTC, datetime
+from typing import Any
+
+from stockade.model_api.run_filters import Cursor, RunFilters
+from stockade.model_api.run_store import Overview, RunEvent, RunSummary
+from stockade.model_api.run_store_clickhouse import _buckets
+
+MAX_DURATIONS = 20_000
+"""Latency percentiles use at most this many durations per check."""
+
+
+def _aware(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def event_from_doc(d: dict[str, Any]) -> RunEvent:
+    payload = d.get("payload")
+    return RunEvent(
+        event_id=str(d.get("event_id")),
+        kind=str(d.get("kind")),
+        name=str(d.get("name")),
+        occurred_at=_aware(d["occurred_at"]),
+        session_id=d.get("session_id"),
+        action=d.get("action"),
+        payload=payload if isinstance(payload, dict) else {},
+    )
+
+
+def summarize_runs(docs: list[dict[str, Any]]) -> list[RunSummary]:
+    """One summary per (project_id, run_id) of ``docs``, newest last event first."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for d in docs:
+        groups.setdefault((str(d.get("project_id") or ""), str(d.get("run_id"))), []).append(d)
+    runs = []
+    for (project, run), events in groups.items():
+        times = [_aware(e["occurred_at"]) for e in events]
+        actions = [e.get("action") for e in events]
+        runs.append(
+            RunSummary(
+                project_id=project,
+                run_id=run,
+                agent_id=events[0].get("agent_id"),
+                environment=events[0].get("environment"),
+                first_at=min(times),
+                last_at=max(times),
+                events=len(events),
+                blocks=actions.count("block"),
+                masks=actions.count("mask"),
+                warns=actions.count("warn"),
+                trust_rejections=sum(
+                    1 for e in events if e.get("kind") == "trust" and e.get("action") == "block"
+                ),
+                checks=tuple(sorted({str(e.get("name")) for e in events if e.get("kind") == "check"})),
+            )
+        )
+    runs.sort(key=lambda r: (r.last_at, r.project_id, r.run_id), reverse=True)
+    return runs
+
+
+def runs_matching(docs: list[dict[str, Any]], filters: RunFilters, cursor: Cursor | None) -> list[RunSummary]:
+    """The runs of ``docs`` that pass the run filters (outcome, check, action) and come after ``cursor``."""
+    by_run: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for d in docs:
+        by_run.setdefault((str(d.get("project_id") or ""), str(d.get("run_id"))), []).append(d)
+    out = []
+    for run in summarize_runs(docs):
+        events = by_run[(run.project_id, run.run_id)]
+        if filters.outcome is not None and run.outcome != filters.outcome:
+            continue
+        if filters.check is not None and not any(
+            e.get("kind") == "check" and e.get("name") == filters.check for e in events
+        ):
+            continue
+        if filters.action is not None and not any(e.get("action") == filters.action for e in events):
+            continue
+        if cursor is not None and (run.last_at, run.project_id, run.run_id) >= (
+            cursor.last_at,
+            cursor.project_id,
+            cursor.run_id,
+        ):
+            continue
+        out.append(run)
+    return out
+
+
+def overview_from(
+    docs: list[dict[str, Any]],
+    trust_docs: list[dict[str, Any]],
+    today_docs: list[dict[str, Any]],
+    filters: RunFilters,
+    bucket_s: int,
+    start: datetime,
+) -> Overview:
+    """The overview from the range's check events, its trust rejections, and the block/mask/trust-rejection
+    events of the 7 days before today (UTC midnight ``start``) until now."""
+    decisions: dict[str, dict[datetime, tuple[int, int]]] = {}
+    durations: dict[str, list[float]] = {}
+    counts: dict[str, int] = {}
+    findings: dict[str, int] = {}
+    for d in docs:
+        name, action = str(d.get("name")), d.get("action")
+        event = event_from_doc({**d, "event_id": "", "kind": "check"})
+        counts[name] = counts.get(name, 0) + 1
+        if event.duration_ms is not None and len(durations.setdefault(name, [])) < MAX_DURATIONS:
+            durations[name].append(event.duration_ms)
+        for t, n in event.finding_types.items():
+            findings[t] = findings.get(t, 0) + n
+        if action in ("block", "mask"):
+            at = _aware(d["occurred_at"])
+            bucket = datetime.fromtimestamp(int(at.timestamp()) // bucket_s * bucket_s, UTC)
+            b, m = decisions.setdefault(name, {}).get(bucket, (0, 0))
+            decisions[name][bucket] = (b + (action == "block"), m + (action == "mask"))
+    latency = [(name, counts[name], *_percentiles(durations.get(name, []))) for name in sorted(counts)]
+    reasons: dict[str, int] = {}
+    for d in trust_docs:
+        reason = str((d.get("payload") or {}).get("reason") or "") or "(no reason)"
+        reasons[reason] = reasons.get(reason, 0) + 1
+    today = {"check block": [0, 0], "check mask": [0, 0], "trust block": [0, 0]}
+    for d in today_docs:
+        key = f"{d.get('kind')} {d.get('action')}"
+        if key in today:
+            today[key][0 if _aware(d["occurred_at"]) >= start else 1] += 1
+    return Overview(
+        bucket_s,
+        _buckets(filters, bucket_s),
+        decisions,
+        sorted(findings.items(), key=lambda kv: (-kv[1], kv[0]))[:10],
+        latency,
+        sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:10],
+        [
+            ("Check blocks", today["check block"][0], today["check block"][1] / 7),
+            ("Check masks", today["check mask"][0], today["check mask"][1] / 7),
+            ("Trust rejections", today["trust block"][0], today["trust block"][1] / 7),
+        ],
+    )
+
+
+def _percentiles(values: list[float]) -> tuple[float, float, float]:
+    if not values:
+        return (0.0, 0.0, 0.0)
+    if len(values) == 1:
+        return (values[0], values[0], values[0])
+    q = statistics.quantiles(values, n=100, method="inclusive")
+    return (q[49], q[94], q[98])

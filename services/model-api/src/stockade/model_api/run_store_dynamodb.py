@@ -1,0 +1,200 @@
+"""Run pages read from DynamoDB: the table guardrail-ingest's DynamoDB sink writes (hash key ``event_id``, a
+``run_id-occurred_at`` index, every attribute a string: ``payload`` and ``labels`` JSON text, ``occurred_at``
+ISO 8601).
+
+A run page queries the ``run_id-occurred_at`` index. The table has no key by time, so the runs list, the
+overview and the export scan the table (``occurred_at`` filtered on the server) and aggregate here; a range
+holding more than ``max_scan`` events is refused with a 503 that says to narrow it (README, "Which store").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from stockade.model_api.run_aggregate import event_from_doc, overview_from, runs_matching
+from stockade.model_api.run_filters import Cursor, RunFilters
+from stockade.model_api.run_store import (
+    Overview,
+    RunDetail,
+    RunNotFound,
+    RunPage,
+    RunStoreUnavailable,
+)
+from stockade.model_api.run_store_clickhouse import MAX_RUN_EVENTS
+
+INDEX = "run_id-occurred_at"
+
+
+def _doc(item: dict[str, Any]) -> dict[str, Any]:
+    doc = dict(item)
+    for key in ("payload", "labels"):
+        try:
+            doc[key] = json.loads(item.get(key) or "{}")
+        except ValueError:
+            doc[key] = {}
+    doc["occurred_at"] = datetime.fromisoformat(item["occurred_at"]).astimezone(UTC)
+    return doc
+
+
+class DynamoRunReader:
+    kind = "dynamodb"
+
+    def __init__(
+        self,
+        endpoint: str | None,
+        table: str,
+        *,
+        region: str | None = None,
+        timeout_s: float = 10.0,
+        max_scan: int = 200_000,
+    ) -> None:
+        session = boto3.session.Session()  # its own: the default session caches the first credentials
+        config = Config(connect_timeout=timeout_s, read_timeout=timeout_s, retries={"max_attempts": 2})
+        self._table = session.resource(
+            "dynamodb",
+            endpoint_url=endpoint or None,
+            region_name=region or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
+            config=config,
+        ).Table(table)
+        self.max_scan = max_scan
+
+    async def aclose(self) -> None:
+        return None
+
+    async def _call(self, fn: Any, *args: Any) -> Any:
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except (BotoCoreError, ClientError) as exc:
+            if isinstance(exc, ClientError) and exc.response["Error"]["Code"] == "ResourceNotFoundException":
+                raise RunStoreUnavailable(
+                    "the DynamoDB table does not exist yet: no run has been stored"
+                ) from exc
+            raise RunStoreUnavailable(f"DynamoDB did not answer: {str(exc)[:300]}") from exc
+
+    def _scan_sync(self, since: datetime, until: datetime, filters: RunFilters) -> list[dict[str, Any]]:
+        condition = Attr("occurred_at").between(since.isoformat(), until.isoformat())
+        if filters.project is not None:
+            condition &= Attr("project_id").eq(filters.project)
+        if filters.agent is not None:
+            condition &= Attr("agent_id").eq(filters.agent)
+        docs: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"FilterExpression": condition}
+        while True:
+            page = self._table.scan(**kwargs)
+            for item in page.get("Items", []):
+                doc = _doc(item)
+                if since <= doc["occurred_at"] < until:
+                    docs.append(doc)
+            if len(docs) > self.max_scan:
+                raise RunStoreUnavailable(
+                    f"more than {self.max_scan:,} events in this range: DynamoDB has no key by time, so the "
+                    "console scans; narrow the time range, or pick a project"
+                )
+            if "LastEvaluatedKey" not in page:
+                return docs
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    async def _scan(self, filters: RunFilters, since: datetime | None = None) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = await self._call(
+            self._scan_sync, since or filters.since, filters.until, filters
+        )
+        return result
+
+    async def list_runs(self, filters: RunFilters, cursor: Cursor | None, limit: int) -> RunPage:
+        runs = runs_matching(await self._scan(filters), filters, cursor)[: limit + 1]
+        more = len(runs) > limit
+        runs = runs[:limit]
+        return RunPage(runs, runs[-1].cursor() if more and runs else None)
+
+    def _query_run(self, run_id: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"IndexName": INDEX, "KeyConditionExpression": Key("run_id").eq(run_id)}
+        while len(items) < MAX_RUN_EVENTS:
+            page = self._table.query(**kwargs)
+            items += page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return items[:MAX_RUN_EVENTS]
+
+    async def run(self, run_id: str, project_id: str | None) -> RunDetail:
+        docs = [_doc(i) for i in await self._call(self._query_run, run_id)]
+        if project_id is not None:
+            docs = [d for d in docs if d.get("project_id") == project_id]
+        if not docs:
+            raise RunNotFound(run_id)
+        docs.sort(key=lambda d: (d.get("project_id") or "", d["occurred_at"], str(d["event_id"])))
+        first = docs[0]
+        docs = [d for d in docs if d.get("project_id") == first.get("project_id")]
+        labels = first.get("labels") or {}
+        return RunDetail(
+            project_id=first.get("project_id") or "",
+            run_id=run_id,
+            agent_id=first.get("agent_id"),
+            environment=first.get("environment"),
+            prompt_name=first.get("prompt_name"),
+            prompt_version=first.get("prompt_version"),
+            correlation_id=first.get("correlation_id"),
+            labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
+            events=[event_from_doc(d) for d in docs],
+        )
+
+    async def export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
+        docs = await self._scan(filters)
+        if filters.outcome is not None:
+            only = RunFilters(filters.since, filters.until, filters.project, filters.agent, filters.outcome)
+            keep = {(r.project_id, r.run_id) for r in runs_matching(docs, only, None)}
+            docs = [d for d in docs if (d.get("project_id") or "", d.get("run_id")) in keep]
+        if filters.check is not None:
+            docs = [d for d in docs if d.get("name") == filters.check]
+        if filters.action is not None:
+            docs = [d for d in docs if d.get("action") == filters.action]
+        docs.sort(key=lambda d: str(d["event_id"]))
+        docs.sort(key=lambda d: d["occurred_at"], reverse=True)
+        out = []
+        for d in docs[:limit]:
+            event = event_from_doc(d)
+            out.append(
+                {
+                    "occurred_at": event.occurred_at.isoformat(),
+                    "event_id": event.event_id,
+                    "run_id": d.get("run_id"),
+                    "project_id": d.get("project_id"),
+                    "agent_id": d.get("agent_id"),
+                    "environment": d.get("environment"),
+                    "session_id": event.session_id,
+                    "kind": event.kind,
+                    "name": event.name,
+                    "action": event.action,
+                    "stage": event.stage,
+                    "duration_ms": event.duration_ms,
+                    "score": event.score,
+                    "finding_types": event.finding_types,
+                    "payload": event.payload,
+                }
+            )
+        return out
+
+    async def overview(self, filters: RunFilters, now: datetime) -> Overview:
+        hours = filters.range_hours()
+        bucket_s = 3600 if hours <= 48 else 6 * 3600 if hours <= 24 * 14 else 86400
+        start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        docs = await self._scan(filters)
+        week = RunFilters(start - timedelta(days=7), now, filters.project, filters.agent)
+        week_docs = await self._scan(week)
+        checks = [
+            d
+            for d in docs
+            if d.get("kind") == "check" and (filters.check is None or d.get("name") == filters.check)
+        ]
+        trust = [d for d in docs if d.get("kind") == "trust" and d.get("action") == "block"]
+        return overview_from(checks, trust, week_docs, filters, bucket_s, start)
