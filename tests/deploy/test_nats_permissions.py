@@ -347,13 +347,33 @@ async def test_an_agent_runs_the_guardrails_rate_limiter_with_its_own_credential
     assert any(f'"$js.api.stream.delete.kv_{subjects.KV_RATE_LIMITS}"' in v for v in violations), violations
 
 
-async def test_agents_receive_prompt_published_for_push_refresh(session: Session) -> None:
-    from stockade.client import push
+async def test_an_agent_runs_stockade_client_push_refresh_with_its_own_credentials(
+    session: Session, deployment: Any
+) -> None:
+    from stockade.client import ClientSettings, PushSettings
+    from stockade.client.cache import prompt_key
+    from stockade.client.core import ClientCore
+    from stockade.client.push import PromptPushSubscription
+    from stockade.contracts import PromptPublished
 
-    received = await session.clients["planner"].subscribe(push.PROMPT_PUBLISHED)
-    await session.flush()
-    await session.clients["prompt-api"].publish(subjects.PROMPT_PUBLISHED, b'{"prompt_name": "greeting"}')
-    message = await received.next_msg(timeout=5)
-    assert message.data == b'{"prompt_name": "greeting"}'
-    assert session.violations("planner") == []
+    host = deployment.server.url.removeprefix("nats://")
+    url = f"nats://planner:{deployment.passwords['planner']}@{host}"
+    core = ClientCore("stk_test", ClientSettings(push=PushSettings(nats_url=url)), "http://prompt-api")
+    core.cache.put(prompt_key("p1", "greeting"), {"version": 1}, etag='"v1"')
+    stale: list[tuple[str, str]] = []
+    push = PromptPushSubscription(core, lambda project, name: stale.append((project, name)))
+    await push.start()
+    try:
+        event = PromptPublished(
+            project_id="p1", prompt_name="greeting", version=2, sha256="0" * 64, published_by="u"
+        )
+        await session.clients["prompt-api"].publish(event.subject, event.to_bytes(), headers=event.headers())
+        await session.flush()
+        for _ in range(500):
+            if stale:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await push.stop()
+    assert stale == [("p1", "greeting")]  # the cached copy was invalidated and a refresh asked for
     assert await denied_publish(session, "planner", subjects.PROMPT_PUBLISHED)
