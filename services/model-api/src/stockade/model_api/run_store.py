@@ -2,7 +2,7 @@
 
 guardrail-ingest writes one flat record per event (its README, "Stored record"); the pages read them back
 through a :class:`RunReader`. The store read is the one of the active database configuration; ClickHouse (a
-server, or chdb) and MongoDB have readers so far (README, "Runs and decisions").
+server, or chdb), MongoDB and DynamoDB each have a reader (README, "Runs and decisions").
 """
 
 from __future__ import annotations
