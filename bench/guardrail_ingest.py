@@ -1,16 +1,22 @@
 """Benchmark of guardrail run storage end to end (library -> guardrail-ingest -> JetStream -> store). Not a test.
 
-    .venv/bin/python bench/guardrail_ingest.py [--runs 40] [--events 250] [--store clickhouse|dynamodb]
+    nice -n 10 .venv/bin/python bench/guardrail_ingest.py [--store clickhouse|dynamodb|mongodb]
+        [--runs 80] [--events 250] [--clients 4] [--workers 2]
 
 Starts its own nats-server (the pip binary next to the interpreter, JetStream in a temp dir) and store (chdb
-in a temp dir, or a moto DynamoDB server), serves guardrail-ingest with uvicorn on a free port, then measures in
-one run:
+in a temp dir, a moto DynamoDB server, or MongoDB at MONGODB_URL else a local mongoeco wire server), serves
+guardrail-ingest with uvicorn on a free port, then measures in one run:
 
-1. baseline A: raw JetStream publish-with-ack of the same message bodies the service publishes (sequential);
-2. ingest: ``GuardrailsStorageHook.end_run()`` of ``--runs`` runs of ``--events`` events each, sequential
-   (HTTP POST, validation, JetStream ack): events/s and per-run flush latency p50/p99;
-3. baseline B: the sink's own ``write()`` of those batches straight into a fresh table;
-4. end to end: from the first end_run() until the sink workers stored every event (events/s).
+A. baseline: plain JetStream publish-with-ack of the same message bodies the service publishes (sequential);
+P. baseline: the store's plain bulk write of the same rows, in the groups a sink worker writes (one fetch of
+   ``fetch_batch`` runs per write): clickhouse-connect ``insert`` of ready rows, pymongo ``insert_many`` of ready
+   documents, boto3 ``batch_write_item`` of ready items (25 per request, sequential); measured before and after
+   B, the faster of the two is the baseline (the machine's load shifts between them);
+B. the sink's own ``write()`` of the same records in the same groups (conversion, insert token, all of it);
+2. ingest: ``--clients`` agents, each flushing its runs in turn with ``GuardrailsStorageHook.end_run()`` (HTTP
+   POST, validation, JetStream ack): events/s and per-run flush latency p50/p99;
+4. end to end: from the first end_run() until the sink workers stored every event, then the stored events are
+   counted as a reader sees them (ClickHouse: ``FINAL``): lost and duplicated must both be 0.
 
 Numbers drift between runs and machines: read the ratios against the baselines measured in the same run.
 """
@@ -27,6 +33,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 import nats
@@ -61,6 +68,80 @@ def _pct(values: list[float], q: float) -> float:
     return sorted(values)[min(len(values) - 1, int(q * len(values)))]
 
 
+def _groups(records: list[list[dict[str, Any]]], per_write: int) -> list[list[dict[str, Any]]]:
+    return [[r for run in records[i : i + per_write] for r in run] for i in range(0, len(records), per_write)]
+
+
+async def _plain_write(store: str, sink: Any, table: str, groups: list[list[dict[str, Any]]]) -> float:
+    """Seconds for the store's plain bulk write of ready rows/documents/items (converted before the clock)."""
+    if store == "clickhouse":
+        from stockade.guardrail_ingest.sinks.clickhouse import _COLUMNS, _row
+
+        client = sink._connected()
+        client.command(f"CREATE TABLE {table} AS {sink.table}")
+        ready = [[_row(r) for r in g] for g in groups]
+        t0 = time.perf_counter()
+        for rows in ready:
+            await asyncio.to_thread(client.insert, table, rows, column_names=list(_COLUMNS))
+        return time.perf_counter() - t0
+    if store == "mongodb":
+        from stockade.guardrail_ingest.sinks.mongodb import _document
+
+        collection = sink.collection.database[table]
+        docs = [[_document(r) for r in g] for g in groups]
+        t0 = time.perf_counter()
+        for group in docs:
+            await collection.insert_many(group, ordered=False)
+        return time.perf_counter() - t0
+    from stockade.guardrail_ingest.sinks.dynamodb import _item
+
+    client = sink._client
+    client.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "event_id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "event_id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    requests = [
+        [{"PutRequest": {"Item": _item(r)}} for r in g[i : i + 25]]
+        for g in groups
+        for i in range(0, len(g), 25)
+    ]
+
+    def write_all() -> None:
+        for chunk in requests:
+            pending: dict[str, Any] = {table: chunk}
+            while pending:
+                pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+
+    t0 = time.perf_counter()
+    await asyncio.to_thread(write_all)
+    return time.perf_counter() - t0
+
+
+async def _readers_count(store: str, sink: Any) -> tuple[int, int]:
+    """(stored events as a reader sees them, distinct event ids)."""
+    if store == "clickhouse":
+        rows = await asyncio.to_thread(
+            lambda: (
+                sink._connected()
+                .query(f"SELECT count(), uniqExact(event_id) FROM {sink.table} FINAL")
+                .result_rows
+            )
+        )
+        return int(rows[0][0]), int(rows[0][1])
+    if store == "mongodb":
+        ids = [d["event_id"] async for d in sink.collection.find({}, {"event_id": 1})]
+        return len(ids), len(set(ids))
+    paginator = sink._client.get_paginator("scan")
+    ids = [
+        i["event_id"]["S"]
+        for page in paginator.paginate(TableName=sink.table, ProjectionExpression="event_id")
+        for i in page["Items"]
+    ]
+    return len(ids), len(set(ids))
+
+
 async def _serve(settings: GuardrailIngestSettings) -> tuple[uvicorn.Server, asyncio.Task[None]]:
     server = uvicorn.Server(uvicorn.Config(create_app(settings), port=settings.http.port, log_config=None))
     task = asyncio.create_task(server.serve())
@@ -78,7 +159,9 @@ async def main(args: argparse.Namespace) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    moto = None
+    moto: Any = None
+    mongo: Any = None
+    load_before = os.getloadavg()[0]
     try:
         assert wait_until(lambda: port_open("127.0.0.1", nats_port), timeout=10), "nats-server did not start"
         nats_url = f"nats://127.0.0.1:{nats_port}"
@@ -91,6 +174,15 @@ async def main(args: argparse.Namespace) -> None:
             moto = ThreadedMotoServer(ip_address="127.0.0.1", port=dyn_port, verbose=False)
             moto.start()
             url = f"http://127.0.0.1:{dyn_port}"
+        elif args.store == "mongodb":
+            url = os.environ.get("MONGODB_URL", "")
+            if not url:
+                from stockade.testing.mongo import _MongoEcoServer, find_python313, mongoeco_venv
+
+                python = find_python313()
+                assert python is not None, "no Python >= 3.13 for mongoeco; set MONGODB_URL"
+                mongo = _MongoEcoServer(mongoeco_venv(python))
+                url = mongo.url.replace("/?", "/bench?")
         else:
             url = f"chdb:///{tmp / 'chdb'}"
         total = args.runs * args.events
@@ -101,8 +193,10 @@ async def main(args: argparse.Namespace) -> None:
             )
             for r, evs in enumerate(runs)
         ]
+        stream = StreamSettings(workers=args.workers, fetch_timeout_s=0.2)
+        groups = _groups([to_records(b) for b in bodies], stream.fetch_batch)
 
-        # 1. baseline A: JetStream publish with ack of the same message bodies
+        # A. JetStream publish with ack of the same message bodies
         nc = await nats.connect(nats_url)
         js = nc.jetstream()
         await js.add_stream(name="BENCH", subjects=["bench.events.v1"])
@@ -118,83 +212,101 @@ async def main(args: argparse.Namespace) -> None:
         js_rate = total / (time.perf_counter() - t0)
         await nc.close()
 
-        # 3. baseline B: the sink's own write of the same batches
-        sink = build_sink(SinkSettings(kind=args.store, url=url, table="bench_baseline", region="us-east-1"))
+        # P and B. the store's plain bulk write, and the sink's write(), of the same records in the same groups
+        sink = build_sink(SinkSettings(kind=args.store, url=url, table="bench_sink", region="us-east-1"))
         await sink.ensure_schema()
-        records = [to_records(b) for b in bodies]
-        await sink.write(
-            to_records(
-                GuardrailBatch.model_validate(  # warm-up: chdb's first insert is slow
-                    {"run": {"run_id": "warm"}, "events": [_event(0).model_dump(mode="json")]}
-                )
+        warm = to_records(
+            GuardrailBatch.model_validate(  # warm-up: chdb's first insert is slow
+                {"run": {"run_id": "warm"}, "events": [_event(0).model_dump(mode="json")]}
             )
         )
+        await sink.write(warm)
+        plain_s = await _plain_write(args.store, sink, "bench_plain", groups)
         t0 = time.perf_counter()
-        for batch in records:
-            await sink.write(batch)
+        for group in groups:
+            await sink.write(group)
         sink_rate = total / (time.perf_counter() - t0)
+        plain_rate = total / min(plain_s, await _plain_write(args.store, sink, "bench_plain2", groups))
         await sink.aclose()
 
-        # 2 + 4. the library flushing runs through the served service, and the workers storing them
+        # 2 + 4. agents flushing runs through the served service, and the workers storing them
         settings = GuardrailIngestSettings(
             nats=NatsSettings(url=nats_url),
             db=DatabaseSettings(url="sqlite+aiosqlite:///:memory:"),
             http=HttpSettings(port=free_port()),
             sink=SinkSettings(kind=args.store, url=url, table="bench_events", region="us-east-1"),
-            jetstream=StreamSettings(workers=args.workers, fetch_timeout_s=0.2),
+            jetstream=stream,
         )
         server, task = await _serve(settings)
         base = f"http://127.0.0.1:{settings.http.port}"
-        hook = GuardrailsStorageHook(
-            StorageConfig(enabled=True, backend_url=base, batch_size=500), environ={}
-        )
         latencies: list[float] = []
+
+        async def agent(my_runs: list[list[GuardrailEvent]]) -> None:
+            hook = GuardrailsStorageHook(
+                StorageConfig(enabled=True, backend_url=base, batch_size=500), environ={}
+            )
+            for evs in my_runs:
+                hook.begin_run()
+                for e in evs:
+                    hook.record(e)
+                t = time.perf_counter()
+                result = await hook.end_run()
+                latencies.append(time.perf_counter() - t)
+                assert result.ok, result
+
         t_start = time.perf_counter()
-        for evs in runs:
-            hook.begin_run()
-            for e in evs:
-                hook.record(e)
-            t0 = time.perf_counter()
-            result = await hook.end_run()
-            latencies.append(time.perf_counter() - t0)
-            assert result.ok, result
+        await asyncio.gather(*(agent(runs[c :: args.clients]) for c in range(args.clients)))
         ingest_s = time.perf_counter() - t_start
         async with httpx.AsyncClient(base_url=base) as client:
             while args.workers and (await client.get("/api/v1/status")).json()["inserted"] < total:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(0.02)
             status = (await client.get("/api/v1/status")).json()
         e2e_s = time.perf_counter() - t_start
         server.should_exit = True
         await task
+        reader = build_sink(SinkSettings(kind=args.store, url=url, table="bench_events", region="us-east-1"))
+        seen, distinct = await _readers_count(args.store, reader)
+        await reader.aclose()
 
         ingest_rate, e2e_rate = total / ingest_s, total / e2e_s
-        print(f"load average: {os.getloadavg()[0]:.2f} (2 cores shared)")
+        print(f"load average: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (2 cores shared)")
         print(
-            f"{args.runs} runs x {args.events} events = {total} events, store {args.store}, {args.workers} workers"
+            f"{args.runs} runs x {args.events} events = {total} events, store {args.store}, {args.workers} workers, "
+            f"{args.clients} agents, {stream.fetch_batch} runs per sink write"
         )
         print(f"A  JetStream publish+ack, same bodies     {js_rate:10.0f} events/s  (baseline A)")
-        print(f"B  sink write() direct, same batches        {sink_rate:10.0f} events/s  (baseline B)")
+        print(f"P  plain bulk write, same groups          {plain_rate:10.0f} events/s  (baseline P)")
+        print(
+            f"B  sink write(), same groups              {sink_rate:10.0f} events/s  = {sink_rate / plain_rate:.2f} x P"
+        )
         print(
             f"2  end_run() -> 202 (HTTP+validate+JS ack) {ingest_rate:10.0f} events/s  "
-            f"= {ingest_rate / js_rate:.2f} x A; flush p50 {_pct(latencies, 0.5) * 1e3:.1f} ms, "
+            f"= {ingest_rate / js_rate:.3f} x A; flush p50 {_pct(latencies, 0.5) * 1e3:.1f} ms, "
             f"p99 {_pct(latencies, 0.99) * 1e3:.1f} ms per {args.events}-event run"
         )
         print(
             f"4  end_run() -> stored in {args.store:10s}    {e2e_rate:10.0f} events/s  "
-            f"= {e2e_rate / sink_rate:.2f} x B  (inserted {status['inserted']}, duplicates {status['duplicates']})"
+            f"= {e2e_rate / plain_rate:.2f} x P, {e2e_rate / js_rate:.3f} x A"
+        )
+        print(
+            f"   readers see {seen} of {total}: lost {total - distinct}, duplicated {seen - distinct} "
+            f"(worker counters: inserted {status['inserted']}, duplicates {status['duplicates']})"
         )
     finally:
         nats_proc.terminate()
         nats_proc.wait(timeout=10)
         if moto is not None:
             moto.stop()
+        if mongo is not None:
+            mongo.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=80)
     parser.add_argument("--events", type=int, default=250)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--store", choices=["clickhouse", "dynamodb"], default="clickhouse")
+    parser.add_argument("--clients", type=int, default=4, help="agents flushing runs at the same time")
+    parser.add_argument("--store", choices=["clickhouse", "dynamodb", "mongodb"], default="clickhouse")
     asyncio.run(main(parser.parse_args()))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -107,7 +108,7 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
         raise RequestValidationError(
             [{"loc": ("body",), "msg": "invalid JSON: nested too deeply", "type": "json"}]
         ) from None
-    where = unstorable_at(raw, nul_in_keys=True)
+    where = unstorable_at(raw, nul_in_keys=True) if _may_be_unstorable(body) else None
     if (
         where is not None
     ):  # would fail to serialise for JetStream (a 503 retried forever) or to store in MongoDB
@@ -126,7 +127,7 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
             f"{len(events)} events in one request; the cap is {limits.max_events}: split the batch"
         )
     try:
-        batch = GuardrailBatch.model_validate(raw)
+        batch = GuardrailBatch.model_validate_json(body)  # same rules, ~4x faster than from the parsed dict
     except ValidationError as exc:
         raise RequestValidationError(_locate(exc.errors())) from None
     try:
@@ -161,6 +162,18 @@ async def status(ingest: IngestDep) -> dict[str, Any]:
         "dead_lettered": stats.dead_lettered,
         "last_error": stats.last_error,
     }
+
+
+_RAW_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")  # a surrogate code point encoded as UTF-8
+
+
+def _may_be_unstorable(body: bytes) -> bool:
+    """False when no string of this JSON body can hold a lone surrogate or a NUL, so the walk over every string
+    (the costliest step of a POST) can be skipped: in UTF-8 JSON those come only from a ``\\u`` escape or a
+    surrogate's raw bytes (json.loads decodes with surrogatepass; a raw NUL is refused as a control character)."""
+    if json.detect_encoding(body) != "utf-8":
+        return True
+    return b"\\u" in body or _RAW_SURROGATE.search(body) is not None
 
 
 def _too_large(message: str) -> JSONResponse:

@@ -51,6 +51,9 @@ def split_batch(
     records: list[dict[str, Any]], *, db_type: str, correlation_id: str | None, limit: int
 ) -> list[GuardrailEventsReceived]:
     """Messages of at most ``limit`` bytes each, holding ``records`` in order; one message when they fit."""
+    whole = _message(records, db_type, correlation_id)
+    if len(whole.to_bytes()) <= limit:  # the common case: one serialisation, no sizing of each record
+        return [whole]
     empty = _message([], db_type, correlation_id)
     overhead = len(empty.to_bytes())
     parts: list[list[dict[str, Any]]] = [[]]

@@ -151,23 +151,31 @@ class DynamoSink:
             else:
                 raise SinkError("dynamodb: BatchGetItem kept returning unprocessed keys")
         fresh = [r for r in unique if str(r["event_id"]) not in existing]
+        chunks = [fresh[start : start + _WRITE_CHUNK] for start in range(0, len(fresh), _WRITE_CHUNK)]
         rejected: dict[str, str] = {}
-        for start in range(0, len(fresh), _WRITE_CHUNK):
-            chunk = fresh[start : start + _WRITE_CHUNK]
-            try:
-                self._batch_write(chunk)
-            except ClientError as exc:
-                if _code(exc) != _INVALID:
-                    raise
-                # One item spoils the whole request (over 400 KB, an invalid value): put them one by one.
-                for record in chunk:
-                    try:
-                        self._client.put_item(TableName=self.table, Item=_item(record))
-                    except ClientError as item_exc:
-                        if _code(item_exc) != _INVALID:
-                            raise
-                        rejected[str(record["event_id"])] = reason("dynamodb", item_exc)
+        # DynamoDB takes BatchWriteItem requests in parallel: up to _PARALLEL_PUTS at once (boto3 clients are
+        # thread-safe). The first error of any request fails the write, which is retried whole (idempotent).
+        for refused in self._pool.map(self._write_chunk, chunks):
+            rejected.update(refused)
         return WriteOutcome(len(fresh) - len(rejected), len(records) - len(fresh), rejected)
+
+    def _write_chunk(self, chunk: list[dict[str, Any]]) -> dict[str, str]:
+        """One BatchWriteItem; when one item spoils it, the items one by one. Returns the refused ones."""
+        rejected: dict[str, str] = {}
+        try:
+            self._batch_write(chunk)
+        except ClientError as exc:
+            if _code(exc) != _INVALID:
+                raise
+            # One item spoils the whole request (over 400 KB, an invalid value): put them one by one.
+            for record in chunk:
+                try:
+                    self._client.put_item(TableName=self.table, Item=_item(record))
+                except ClientError as item_exc:
+                    if _code(item_exc) != _INVALID:
+                        raise
+                    rejected[str(record["event_id"])] = reason("dynamodb", item_exc)
+        return rejected
 
     def _batch_write(self, records: list[dict[str, Any]]) -> None:
         puts: dict[str, Any] = {self.table: [{"PutRequest": {"Item": _item(r)}} for r in records]}
