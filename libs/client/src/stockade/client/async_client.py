@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
 import httpx
 
 from stockade.client import calls
-from stockade.client.calls import Call
+from stockade.client.calls import Call, Page
 from stockade.client.core import ClientCore, not_found_version
 from stockade.client.errors import ServerUnavailableError, StockadeClientError
 from stockade.client.models import PromptSummary, PromptVersion, SkillDetail, SkillSummary, SkillVersion
@@ -109,23 +109,37 @@ class AsyncStockadeClient:
             await asyncio.sleep(core.backoff(attempt))
         return core.finish(call, entry, outcome)
 
+    async def _all_pages(self, make: Callable[[str | None], Call[Page[list[T]]]]) -> list[T]:
+        """Every item of a paged listing: follows ``X-Next-Cursor`` until the last page."""
+        items: list[T] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page = await self._run(make(cursor))
+            items.extend(page.value)
+            if page.next_cursor is None:
+                return items
+            calls.check_cursor(seen, page.next_cursor)
+            cursor = page.next_cursor
+
     async def get_prompt(
         self, project_id: str, prompt_name: str, version: int | None = None
     ) -> PromptVersion:
         """The active version (the uniform read endpoint), or an earlier ``version`` from the history."""
         if version is None:
             return await self._run(calls.get_active_prompt(project_id, prompt_name))
-        for found in await self._run(calls.prompt_history(project_id, prompt_name)):
+        for found in await self.prompt_versions(project_id, prompt_name):
             if found.version == version:
                 return found
         raise not_found_version(f"prompt {prompt_name!r} of project {project_id!r}", version)
 
     async def prompt_versions(self, project_id: str, prompt_name: str) -> list[PromptVersion]:
-        """Every version of a prompt, newest first."""
-        return await self._run(calls.prompt_history(project_id, prompt_name))
+        """Every version of a prompt, newest first (every page)."""
+        return await self._all_pages(lambda cursor: calls.prompt_history(project_id, prompt_name, cursor))
 
     async def list_prompts(self, project_id: str) -> list[PromptSummary]:
-        return await self._run(calls.list_prompts(project_id))
+        """Every prompt of the project with its active version, by name (follows the pages)."""
+        return await self._all_pages(lambda cursor: calls.list_prompts(project_id, cursor))
 
     async def publish_prompt(
         self,
@@ -144,10 +158,18 @@ class AsyncStockadeClient:
         return await self._run(calls.rollback(project_id, prompt_name, version, commit_message))
 
     async def list_skills(self, project_id: str) -> list[SkillSummary]:
-        return await self._run(calls.list_skills(project_id))
+        """Every skill of the project, by name (follows the pages)."""
+        return await self._all_pages(lambda cursor: calls.list_skills(project_id, cursor))
 
     async def get_skill(self, project_id: str, name: str, version: int | None = None) -> SkillDetail:
-        return await self._run(calls.get_skill(project_id, name, version))
+        """The skill version with its whole ``history`` (follows the history's pages)."""
+        page = await self._run(calls.get_skill(project_id, name, version))
+        detail, history, seen = page.value, list(page.value.history), set[str]()
+        while page.next_cursor is not None:
+            calls.check_cursor(seen, page.next_cursor)
+            page = await self._run(calls.get_skill(project_id, name, version, page.next_cursor))
+            history.extend(page.value.history)
+        return detail.model_copy(update={"history": history})
 
     async def get_skill_file(
         self, project_id: str, name: str, path: str, version: int | None = None

@@ -11,6 +11,7 @@ import httpx
 from pydantic import TypeAdapter
 
 from stockade.client.cache import CacheKey, prompt_key
+from stockade.client.errors import StockadeClientError
 from stockade.client.models import PromptSummary, PromptVersion, SkillDetail, SkillSummary, SkillVersion
 
 T = TypeVar("T")
@@ -54,6 +55,25 @@ _SKILL = _model(TypeAdapter(SkillDetail))
 _SKILL_VERSION = _model(TypeAdapter(SkillVersion))
 
 
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a listing and the cursor of the next (None on the last page)."""
+
+    value: T
+    next_cursor: str | None
+
+
+NEXT_CURSOR_HEADER = "X-Next-Cursor"
+
+
+def _paged(parse: Callable[[httpx.Response], T]) -> Callable[[httpx.Response], Page[T]]:
+    return lambda response: Page(parse(response), response.headers.get(NEXT_CURSOR_HEADER))
+
+
+def _page_params(params: dict[str, str], cursor: str | None) -> dict[str, str]:
+    return params if cursor is None else {**params, "cursor": cursor}
+
+
 def _raw(response: httpx.Response) -> bytes:
     return response.content
 
@@ -79,24 +99,26 @@ def get_active_prompt(project_id: str, prompt_name: str) -> Call[PromptVersion]:
     )
 
 
-def prompt_history(project_id: str, prompt_name: str) -> Call[list[PromptVersion]]:
+def prompt_history(
+    project_id: str, prompt_name: str, cursor: str | None = None
+) -> Call[Page[list[PromptVersion]]]:
     return Call(
         "GET",
         f"/prompts/{_segment(prompt_name)}/versions",
-        _HISTORY,
-        params={"project_id": project_id},
-        cache_key=("prompt-history", project_id, prompt_name),
+        _paged(_HISTORY),
+        params=_page_params({"project_id": project_id}, cursor),
+        cache_key=("prompt-history", project_id, prompt_name, cursor or ""),
         what=f"versions of prompt {prompt_name!r} of project {project_id!r}",
     )
 
 
-def list_prompts(project_id: str) -> Call[list[PromptSummary]]:
+def list_prompts(project_id: str, cursor: str | None = None) -> Call[Page[list[PromptSummary]]]:
     return Call(
         "GET",
         "/prompts",
-        _PROMPTS,
-        params={"project_id": project_id},
-        cache_key=("prompts", project_id),
+        _paged(_PROMPTS),
+        params=_page_params({"project_id": project_id}, cursor),
+        cache_key=("prompts", project_id, cursor or ""),
         what=f"prompts of project {project_id!r}",
     )
 
@@ -134,26 +156,38 @@ def rollback(
     )
 
 
-def list_skills(project_id: str) -> Call[list[SkillSummary]]:
+def list_skills(project_id: str, cursor: str | None = None) -> Call[Page[list[SkillSummary]]]:
     return Call(
         "GET",
         "/skills",
-        _SKILLS,
-        params={"project_id": project_id},
-        cache_key=("skills", project_id),
+        _paged(_SKILLS),
+        params=_page_params({"project_id": project_id}, cursor),
+        cache_key=("skills", project_id, cursor or ""),
         what=f"skills of project {project_id!r}",
     )
 
 
-def get_skill(project_id: str, name: str, version: int | None) -> Call[SkillDetail]:
+def get_skill(
+    project_id: str, name: str, version: int | None, cursor: str | None = None
+) -> Call[Page[SkillDetail]]:
+    """The skill version and one page of its ``history`` (the cursor pages the history)."""
     return Call(
         "GET",
         f"/skills/{_segment(name)}",
-        _SKILL,
-        params=_with_version({"project_id": project_id}, version),
-        cache_key=("skill", project_id, name, str(version or "")),
+        _paged(_SKILL),
+        params=_page_params(_with_version({"project_id": project_id}, version), cursor),
+        cache_key=("skill", project_id, name, str(version or ""), cursor or ""),
         what=f"skill {name!r} of project {project_id!r}",
     )
+
+
+def check_cursor(seen: set[str], cursor: str) -> None:
+    """A cursor the server already gave would make the listing loop forever: refuse it."""
+    if cursor in seen:
+        raise StockadeClientError(
+            f"the server repeated a page cursor ({cursor!r}); the listing would never end"
+        )
+    seen.add(cursor)
 
 
 def get_skill_file(project_id: str, name: str, path: str, version: int | None) -> Call[bytes]:

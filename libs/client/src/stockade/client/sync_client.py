@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -12,7 +12,7 @@ import httpx
 
 from stockade.client import calls
 from stockade.client.background_push import BackgroundPush
-from stockade.client.calls import Call
+from stockade.client.calls import Call, Page
 from stockade.client.core import ClientCore, not_found_version
 from stockade.client.errors import ServerUnavailableError, StockadeClientError
 from stockade.client.models import PromptSummary, PromptVersion, SkillDetail, SkillSummary, SkillVersion
@@ -101,21 +101,35 @@ class StockadeClient:
             time.sleep(core.backoff(attempt))
         return core.finish(call, entry, outcome)
 
+    def _all_pages(self, make: Callable[[str | None], Call[Page[list[T]]]]) -> list[T]:
+        """Every item of a paged listing: follows ``X-Next-Cursor`` until the last page."""
+        items: list[T] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page = self._run(make(cursor))
+            items.extend(page.value)
+            if page.next_cursor is None:
+                return items
+            calls.check_cursor(seen, page.next_cursor)
+            cursor = page.next_cursor
+
     def get_prompt(self, project_id: str, prompt_name: str, version: int | None = None) -> PromptVersion:
         """The active version (the uniform read endpoint), or an earlier ``version`` from the history."""
         if version is None:
             return self._run(calls.get_active_prompt(project_id, prompt_name))
-        for found in self._run(calls.prompt_history(project_id, prompt_name)):
+        for found in self.prompt_versions(project_id, prompt_name):
             if found.version == version:
                 return found
         raise not_found_version(f"prompt {prompt_name!r} of project {project_id!r}", version)
 
     def prompt_versions(self, project_id: str, prompt_name: str) -> list[PromptVersion]:
-        """Every version of a prompt, newest first."""
-        return self._run(calls.prompt_history(project_id, prompt_name))
+        """Every version of a prompt, newest first (every page)."""
+        return self._all_pages(lambda cursor: calls.prompt_history(project_id, prompt_name, cursor))
 
     def list_prompts(self, project_id: str) -> list[PromptSummary]:
-        return self._run(calls.list_prompts(project_id))
+        """Every prompt of the project with its active version, by name (follows the pages)."""
+        return self._all_pages(lambda cursor: calls.list_prompts(project_id, cursor))
 
     def publish_prompt(
         self,
@@ -134,10 +148,18 @@ class StockadeClient:
         return self._run(calls.rollback(project_id, prompt_name, version, commit_message))
 
     def list_skills(self, project_id: str) -> list[SkillSummary]:
-        return self._run(calls.list_skills(project_id))
+        """Every skill of the project, by name (follows the pages)."""
+        return self._all_pages(lambda cursor: calls.list_skills(project_id, cursor))
 
     def get_skill(self, project_id: str, name: str, version: int | None = None) -> SkillDetail:
-        return self._run(calls.get_skill(project_id, name, version))
+        """The skill version with its whole ``history`` (follows the history's pages)."""
+        page = self._run(calls.get_skill(project_id, name, version))
+        detail, history, seen = page.value, list(page.value.history), set[str]()
+        while page.next_cursor is not None:
+            calls.check_cursor(seen, page.next_cursor)
+            page = self._run(calls.get_skill(project_id, name, version, page.next_cursor))
+            history.extend(page.value.history)
+        return detail.model_copy(update={"history": history})
 
     def get_skill_file(self, project_id: str, name: str, path: str, version: int | None = None) -> bytes:
         return self._run(calls.get_skill_file(project_id, name, path, version))

@@ -14,7 +14,7 @@ from stockade.contracts import PromptPublished
 from stockade.identity import KeyPrincipal, can_list, can_publish, keys, project_access
 from stockade.identity.db_types import new_id, utcnow
 from stockade.identity.tables import ApiKey, OrganisationMember, Project
-from stockade.prompt_api import outbox, versioning
+from stockade.prompt_api import outbox, paging, versioning
 from stockade.prompt_api.errors import Forbidden, InvalidContent, NotFound
 from stockade.prompt_api.schemas import PromptPublish, PromptSummary, PromptVersionPublic
 from stockade.prompt_api.settings import LimitSettings
@@ -118,22 +118,25 @@ async def read_active_once(
 
 
 async def list_prompts(
-    session: AsyncSession, principal: KeyPrincipal, project_id: str
-) -> list[PromptSummary]:
+    session: AsyncSession, principal: KeyPrincipal, project_id: str, after: str | None, limit: int
+) -> tuple[list[PromptSummary], str | None]:
+    """One page of the project's prompts by name, after ``after``; and the last name if more follow."""
     if not can_list(await project_access(session, principal.owner_id, project_id)).allowed:
         raise Forbidden("the key's owner is not a member of this project")
-    rows = (
-        await session.execute(
-            select(Prompt, PromptVersion)
-            .outerjoin(
-                PromptVersion,
-                and_(PromptVersion.prompt_id == Prompt.id, PromptVersion.version == Prompt.active_version),
-            )
-            .where(Prompt.project_id == project_id)
-            .order_by(Prompt.name)
+    query = (
+        select(Prompt, PromptVersion)
+        .outerjoin(
+            PromptVersion,
+            and_(PromptVersion.prompt_id == Prompt.id, PromptVersion.version == Prompt.active_version),
         )
-    ).all()
-    return [
+        .where(Prompt.project_id == project_id)
+        .order_by(Prompt.name)
+        .limit(limit + 1)
+    )
+    if after is not None:
+        query = query.where(Prompt.name > after)
+    rows, more = paging.page(list((await session.execute(query)).all()), limit)
+    listed = [
         PromptSummary(
             prompt_name=p.name,
             active_version=p.active_version,
@@ -142,28 +145,39 @@ async def list_prompts(
         )
         for p, v in rows
     ]
+    return listed, (rows[-1][0].name if more else None)
 
 
 async def history(
-    session: AsyncSession, principal: KeyPrincipal, project_id: str, prompt_name: str
-) -> list[PromptVersionPublic]:
+    session: AsyncSession,
+    principal: KeyPrincipal,
+    project_id: str,
+    prompt_name: str,
+    before: int | None,
+    limit: int,
+) -> tuple[list[PromptVersionPublic], int | None]:
+    """One page of a prompt's versions, newest first, older than ``before``; and the last version if more follow.
+
+    Versions published while a client pages are newer than every page's key, so they never shift a page."""
     if not can_list(await project_access(session, principal.owner_id, project_id)).allowed:
         raise Forbidden("the key's owner is not a member of this project")
-    rows = (
-        (
-            await session.execute(
-                select(PromptVersion)
-                .join(Prompt, Prompt.id == PromptVersion.prompt_id)
-                .where(Prompt.project_id == project_id, Prompt.name == prompt_name)
-                .order_by(PromptVersion.version.desc())
-            )
+    prompt_id = (
+        await session.execute(
+            select(Prompt.id).where(Prompt.project_id == project_id, Prompt.name == prompt_name)
         )
-        .scalars()
-        .all()
-    )
-    if not rows:
+    ).scalar_one_or_none()
+    if prompt_id is None:
         raise NotFound(f"no prompt {prompt_name!r} in this project")
-    return [_public(project_id, prompt_name, v) for v in rows]
+    query = (
+        select(PromptVersion)
+        .where(PromptVersion.prompt_id == prompt_id)
+        .order_by(PromptVersion.version.desc())
+        .limit(limit + 1)
+    )
+    if before is not None:
+        query = query.where(PromptVersion.version < before)
+    rows, more = paging.page(list((await session.execute(query)).scalars().all()), limit)
+    return [_public(project_id, prompt_name, v) for v in rows], (rows[-1].version if more else None)
 
 
 async def _authorise_publish(session: AsyncSession, principal: KeyPrincipal, project_id: str) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from stockade.contracts import SkillPublished
 from stockade.identity import KeyPrincipal, can_list, can_publish, project_access
 from stockade.identity.db_types import new_id, utcnow
-from stockade.prompt_api import outbox, versioning
+from stockade.prompt_api import outbox, paging, versioning
 from stockade.prompt_api.errors import Forbidden, NotFound
 from stockade.prompt_api.schemas import (
     SkillDetail,
@@ -48,19 +48,26 @@ async def require_member(session: AsyncSession, principal: KeyPrincipal, project
         raise Forbidden("the key's owner is not a member of this project")
 
 
-async def list_skills(session: AsyncSession, project_id: str) -> list[SkillSummary]:
-    rows = (
-        await session.execute(
-            select(Skill, SkillVersion)
-            .outerjoin(
-                SkillVersion,
-                and_(SkillVersion.skill_id == Skill.id, SkillVersion.version == Skill.active_version),
-            )
-            .where(Skill.project_id == project_id)
-            .order_by(Skill.name)
+async def list_skills(
+    session: AsyncSession, project_id: str, after: str | None, limit: int, active_only: bool = False
+) -> tuple[list[SkillSummary], str | None]:
+    """One page of the project's skills by name, after ``after``; and the last name if more follow."""
+    query = (
+        select(Skill, SkillVersion)
+        .outerjoin(
+            SkillVersion,
+            and_(SkillVersion.skill_id == Skill.id, SkillVersion.version == Skill.active_version),
         )
-    ).all()
-    return [
+        .where(Skill.project_id == project_id)
+        .order_by(Skill.name)
+        .limit(limit + 1)
+    )
+    if after is not None:
+        query = query.where(Skill.name > after)
+    if active_only:
+        query = query.where(Skill.active_version.is_not(None))
+    rows, more = paging.page(list((await session.execute(query)).all()), limit)
+    listed = [
         SkillSummary(
             skill_name=s.name,
             description=str((v.front_matter or {}).get("description", "")) if v else "",
@@ -71,6 +78,7 @@ async def list_skills(session: AsyncSession, project_id: str) -> list[SkillSumma
         )
         for s, v in rows
     ]
+    return listed, (rows[-1][0].name if more else None)
 
 
 async def resolve(session: AsyncSession, project_id: str, name: str, version: int | None) -> ResolvedVersion:
@@ -117,20 +125,27 @@ def _public(project_id: str, name: str, v: SkillVersion, files: list[SkillFilePu
     )
 
 
-async def detail(session: AsyncSession, project_id: str, name: str, version: int | None) -> SkillDetail:
+async def detail(
+    session: AsyncSession,
+    project_id: str,
+    name: str,
+    version: int | None,
+    history_before: int | None,
+    history_limit: int,
+) -> tuple[SkillDetail, int | None]:
+    """The version's metadata with one page of the history (newest first, older than ``history_before``), and
+    the last version of that page if more follow."""
     resolved = await resolve(session, project_id, name, version)
     files = await file_list(session, resolved.version.id)
-    versions = (
-        (
-            await session.execute(
-                select(SkillVersion)
-                .where(SkillVersion.skill_id == resolved.skill.id)
-                .order_by(SkillVersion.version.desc())
-            )
-        )
-        .scalars()
-        .all()
+    query = (
+        select(SkillVersion)
+        .where(SkillVersion.skill_id == resolved.skill.id)
+        .order_by(SkillVersion.version.desc())
+        .limit(history_limit + 1)
     )
+    if history_before is not None:
+        query = query.where(SkillVersion.version < history_before)
+    versions, more = paging.page(list((await session.execute(query)).scalars().all()), history_limit)
     history = [
         SkillVersionSummary(
             version=v.version,
@@ -142,7 +157,8 @@ async def detail(session: AsyncSession, project_id: str, name: str, version: int
         for v in versions
     ]
     public = _public(project_id, name, resolved.version, files)
-    return SkillDetail(**public.model_dump(), active_version=resolved.skill.active_version, history=history)
+    found = SkillDetail(**public.model_dump(), active_version=resolved.skill.active_version, history=history)
+    return found, (versions[-1].version if more else None)
 
 
 def manifest(files: list[SkillFilePublic]) -> dict[str, list[str]]:

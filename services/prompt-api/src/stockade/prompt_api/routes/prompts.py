@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from stockade.prompt_api import prompts
+from stockade.prompt_api import paging, prompts
 from stockade.prompt_api.body import parse_body
 from stockade.prompt_api.conditional import not_modified, response_304
 from stockade.prompt_api.deps import (
@@ -64,18 +64,44 @@ async def read_active_prompt_version(request: Request) -> Response:
     )
 
 
-@router.get("", response_model=list[PromptSummary])
+_NEXT = {"X-Next-Cursor": {"description": "The next page's cursor (absent on the last page)."}}
+
+
+@router.get("", response_model=list[PromptSummary], responses={200: {"headers": _NEXT}})
 async def list_prompts(
-    principal: ReaderDep, session: SessionDep, project_id: StorableStr
+    request: Request,
+    response: Response,
+    principal: ReaderDep,
+    session: SessionDep,
+    project_id: StorableStr,
+    limit: paging.Limit = paging.DEFAULT_LIMIT,
+    cursor: paging.CursorQuery = None,
 ) -> list[PromptSummary]:
-    return await prompts.list_prompts(session, principal, project_id)
+    """One page of the project's prompts by name; the next page's cursor is in ``X-Next-Cursor``."""
+    after = paging.decode(cursor, "prompts", str)
+    listed, last = await prompts.list_prompts(session, principal, project_id, after, limit)
+    paging.set_next(request, response, None if last is None else paging.encode("prompts", last))
+    return listed
 
 
-@router.get("/{prompt_name}/versions", response_model=list[PromptVersionPublic])
+@router.get(
+    "/{prompt_name}/versions", response_model=list[PromptVersionPublic], responses={200: {"headers": _NEXT}}
+)
 async def prompt_versions(
-    principal: ReaderDep, session: SessionDep, prompt_name: StorableStr, project_id: StorableStr
+    request: Request,
+    response: Response,
+    principal: ReaderDep,
+    session: SessionDep,
+    prompt_name: StorableStr,
+    project_id: StorableStr,
+    limit: paging.Limit = paging.DEFAULT_LIMIT,
+    cursor: paging.CursorQuery = None,
 ) -> list[PromptVersionPublic]:
-    return await prompts.history(session, principal, project_id, prompt_name)
+    """One page of the versions, newest first; the next page's cursor is in ``X-Next-Cursor``."""
+    before = paging.decode(cursor, "prompt-versions", int)
+    found, last = await prompts.history(session, principal, project_id, prompt_name, before, limit)
+    paging.set_next(request, response, None if last is None else paging.encode("prompt-versions", last))
+    return found
 
 
 @router.post("/active-prompt-version", status_code=201, response_model=PromptVersionPublic)

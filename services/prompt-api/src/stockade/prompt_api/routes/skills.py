@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from stockade.prompt_api import skills
+from stockade.prompt_api import paging, skills
 from stockade.prompt_api.body import parse_body
 from stockade.prompt_api.conditional import not_modified, response_304
 from stockade.prompt_api.deps import ReaderDep, RelayDep, SessionDep, SessionsDep, SettingsDep, WriterDep
@@ -25,21 +25,43 @@ router = APIRouter(prefix="/skills", tags=["skills"])
 VersionQuery = Annotated[int | None, Query(ge=1, description="An earlier version instead of the active one.")]
 
 
-@router.get("", response_model=list[SkillSummary])
+_NEXT = {"X-Next-Cursor": {"description": "The next page's cursor (absent on the last page)."}}
+
+
+@router.get("", response_model=list[SkillSummary], responses={200: {"headers": _NEXT}})
 async def list_skills(
-    principal: ReaderDep, session: SessionDep, project_id: StorableStr
+    request: Request,
+    response: Response,
+    principal: ReaderDep,
+    session: SessionDep,
+    project_id: StorableStr,
+    limit: paging.Limit = paging.DEFAULT_LIMIT,
+    cursor: paging.CursorQuery = None,
 ) -> list[SkillSummary]:
+    """One page of the project's skills by name; the next page's cursor is in ``X-Next-Cursor``."""
+    after = paging.decode(cursor, "skills", str)
     await skills.require_member(session, principal, project_id)
-    return await skills.list_skills(session, project_id)
+    listed, last = await skills.list_skills(session, project_id, after, limit)
+    paging.set_next(request, response, None if last is None else paging.encode("skills", last))
+    return listed
 
 
-@router.get("/index.json")
+@router.get("/index.json", responses={200: {"headers": _NEXT}})
 async def skills_index(
-    principal: ReaderDep, session: SessionDep, project_id: StorableStr
+    request: Request,
+    response: Response,
+    principal: ReaderDep,
+    session: SessionDep,
+    project_id: StorableStr,
+    limit: paging.NamesLimit = paging.NAMES_DEFAULT_LIMIT,
+    cursor: paging.CursorQuery = None,
 ) -> dict[str, list[str]]:
+    """Names of the skills with an active version, one page (agentskills-http reads only the first)."""
+    after = paging.decode(cursor, "skill-names", str)
     await skills.require_member(session, principal, project_id)
-    listed = await skills.list_skills(session, project_id)
-    return {"skills": [s.skill_name for s in listed if s.active_version is not None]}
+    listed, last = await skills.list_skills(session, project_id, after, limit, active_only=True)
+    paging.set_next(request, response, None if last is None else paging.encode("skill-names", last))
+    return {"skills": [s.skill_name for s in listed]}
 
 
 @router.post("/active-version", status_code=201, response_model=SkillVersionPublic)
@@ -53,17 +75,25 @@ async def publish_skill(
     return JSONResponse(published.model_dump(mode="json"), status_code=201)
 
 
-@router.get("/{skill_name}", response_model=SkillDetail)
+@router.get("/{skill_name}", response_model=SkillDetail, responses={200: {"headers": _NEXT}})
 async def skill_detail(
+    request: Request,
+    response: Response,
     principal: ReaderDep,
     session: SessionDep,
     skill_name: str,
     project_id: StorableStr,
     version: VersionQuery = None,
+    limit: paging.Limit = paging.DEFAULT_LIMIT,
+    cursor: paging.CursorQuery = None,
 ) -> SkillDetail:
+    """The version's metadata and one page of ``history`` (``limit``/``cursor`` page the history)."""
     check_skill_name(skill_name)
+    before = paging.decode(cursor, "skill-versions", int)
     await skills.require_member(session, principal, project_id)
-    return await skills.detail(session, project_id, skill_name, version)
+    found, last = await skills.detail(session, project_id, skill_name, version, before, limit)
+    paging.set_next(request, response, None if last is None else paging.encode("skill-versions", last))
+    return found
 
 
 @router.get("/{skill_name}/SKILL.md")
