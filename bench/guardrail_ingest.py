@@ -1,7 +1,7 @@
 """Benchmark of guardrail run storage end to end (library -> guardrail-ingest -> JetStream -> store). Not a test.
 
     nice -n 10 .venv/bin/python bench/guardrail_ingest.py [--store clickhouse|dynamodb|mongodb]
-        [--runs 80] [--events 250] [--clients 4] [--workers 2]
+        [--runs 80] [--events 250] [--clients 4] [--workers 2] [--service-process [one|split]]
 
 Starts its own nats-server (the pip binary next to the interpreter, JetStream in a temp dir) and store (chdb
 in a temp dir, a moto DynamoDB server, or MongoDB at MONGODB_URL else a local mongoeco wire server), serves
@@ -237,7 +237,39 @@ async def main(args: argparse.Namespace) -> None:
             sink=SinkSettings(kind=args.store, url=url, table="bench_events", region="us-east-1"),
             jetstream=stream,
         )
-        server, task = await _serve(settings)
+        service: Any = None
+        workers_proc: Any = None
+        status_base = f"http://127.0.0.1:{settings.http.port}"
+        if args.service_process:  # the deployment's shape: the service in its own process (its own GIL)
+            env = {
+                **os.environ,
+                "GUARDRAIL_INGEST_NATS__URL": nats_url,
+                "GUARDRAIL_INGEST_DB__URL": "sqlite+aiosqlite:///:memory:",
+                "GUARDRAIL_INGEST_HTTP__PORT": str(settings.http.port),
+                "GUARDRAIL_INGEST_SINK__KIND": args.store,
+                f"GUARDRAIL_INGEST_SINK__{args.store.upper()}_URL": url,
+                "GUARDRAIL_INGEST_SINK__TABLE": "bench_events",
+                "GUARDRAIL_INGEST_SINK__REGION": "us-east-1",
+                "GUARDRAIL_INGEST_JETSTREAM__WORKERS": str(args.workers),
+                "GUARDRAIL_INGEST_JETSTREAM__FETCH_TIMEOUT_S": "0.2",
+                "GUARDRAIL_INGEST_LOG__LEVEL": "WARNING",
+            }
+            if args.service_process == "split":  # HTTP replica without workers, and a replica of workers only
+                worker_port = free_port()
+                workers_proc = subprocess.Popen(  # noqa: ASYNC220 - started once, before any measurement
+                    [sys.executable, "-m", "stockade.guardrail_ingest"],
+                    env={**env, "GUARDRAIL_INGEST_HTTP__PORT": str(worker_port)},
+                    stderr=subprocess.DEVNULL,
+                )
+                env["GUARDRAIL_INGEST_JETSTREAM__WORKERS"] = "0"
+                status_base = f"http://127.0.0.1:{worker_port}"
+                assert wait_until(lambda: port_open("127.0.0.1", worker_port), timeout=60), "workers down"
+            service = subprocess.Popen(  # noqa: ASYNC220 - started once, before any measurement
+                [sys.executable, "-m", "stockade.guardrail_ingest"], env=env, stderr=subprocess.DEVNULL
+            )
+            assert wait_until(lambda: port_open("127.0.0.1", settings.http.port), timeout=60), "service down"
+        else:
+            server, task = await _serve(settings)
         base = f"http://127.0.0.1:{settings.http.port}"
         latencies: list[float] = []
 
@@ -257,13 +289,19 @@ async def main(args: argparse.Namespace) -> None:
         t_start = time.perf_counter()
         await asyncio.gather(*(agent(runs[c :: args.clients]) for c in range(args.clients)))
         ingest_s = time.perf_counter() - t_start
-        async with httpx.AsyncClient(base_url=base) as client:
+        async with httpx.AsyncClient(base_url=status_base) as client:
             while args.workers and (await client.get("/api/v1/status")).json()["inserted"] < total:  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
             status = (await client.get("/api/v1/status")).json()
         e2e_s = time.perf_counter() - t_start
-        server.should_exit = True
-        await task
+        if service is not None:
+            for proc in (service, workers_proc):
+                if proc is not None:
+                    proc.terminate()
+                    await asyncio.to_thread(proc.wait, 30)
+        else:
+            server.should_exit = True
+            await task
         seen = distinct = 0
         if args.workers:  # with no workers nothing is stored (the HTTP path alone is measured)
             reader = build_sink(
@@ -312,5 +350,13 @@ if __name__ == "__main__":
     parser.add_argument("--events", type=int, default=250)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--clients", type=int, default=4, help="agents flushing runs at the same time")
+    parser.add_argument(
+        "--service-process",
+        nargs="?",
+        const="one",
+        choices=["one", "split"],
+        help="run guardrail-ingest in its own process, as deployed (split: an HTTP replica with no workers and "
+        "a replica of workers only)",
+    )
     parser.add_argument("--store", choices=["clickhouse", "dynamodb", "mongodb"], default="clickhouse")
     asyncio.run(main(parser.parse_args()))

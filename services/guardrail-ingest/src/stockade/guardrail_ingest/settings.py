@@ -146,6 +146,14 @@ class StreamSettings(BaseModel):
     workers: int = Field(default=2, ge=0, description="Sink worker tasks in this process (0: HTTP only).")
     fetch_batch: int = Field(default=16, gt=0, description="Messages fetched per pull.")
     fetch_timeout_s: float = Field(default=1.0, gt=0, description="Long-poll of one pull.")
+    linger_s: float = Field(
+        default=0.1,
+        ge=0,
+        description=(
+            "After a pull returned fewer than fetch_batch messages, keep pulling this long before writing: fewer, "
+            "larger inserts (a ClickHouse insert of 16 runs is ~4x faster per event than 16 inserts of one)."
+        ),
+    )
     ack_wait_s: float = Field(
         default=60.0, gt=0, description="Redeliver a batch not acknowledged within this (worker died)."
     )

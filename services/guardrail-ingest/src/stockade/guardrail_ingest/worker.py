@@ -118,10 +118,25 @@ class SinkWorker:
                     msgs = await sub.fetch(self.settings.fetch_batch, timeout=self.settings.fetch_timeout_s)
                 except (NatsTimeoutError, TimeoutError):
                     continue
-                await self.handle_many(msgs)
+                await self.handle_many(await self._linger(sub, msgs))
         finally:
             with contextlib.suppress(Exception):  # unsubscribe before drain, or drain hangs (ENVIRONMENT.md)
                 await sub.unsubscribe()
+
+    async def _linger(self, sub: Any, msgs: list[Msg]) -> list[Msg]:
+        """Pull more for up to ``linger_s`` while the write is smaller than ``fetch_batch`` messages: under a
+        steady flow each pull returns one or two batches, and many small inserts cost far more than one."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.linger_s
+        while len(msgs) < self.settings.fetch_batch and not self._stop.is_set():
+            remaining = deadline - loop.time()
+            if remaining <= 0.001:
+                break
+            try:
+                msgs = msgs + await sub.fetch(self.settings.fetch_batch - len(msgs), timeout=remaining)
+            except (NatsTimeoutError, TimeoutError):
+                break
+        return msgs
 
     async def handle(self, msg: Msg) -> None:
         await self.handle_many([msg])
