@@ -356,3 +356,17 @@ async def test_clickhouse_copy_past_every_guard_is_folded_for_readers(store: Sto
     table = store.sink.table  # type: ignore[attr-defined]
     await asyncio.to_thread(client.command, f"OPTIMIZE TABLE {table} FINAL")
     assert len(await store.ids()) == 7
+
+
+@pytest.mark.clickhouse
+@pytest.mark.parametrize("store", ["clickhouse"], indirect=True)
+async def test_clickhouse_redelivered_fetch_of_many_events_is_looked_up_in_chunks(store: Store) -> None:
+    """16 batches of 1000 events come back together: their ids alone are more query text than ClickHouse parses
+    in one query (256 KiB), which used to fail the write on every redelivery, forever."""
+    records = _records(7000, run_id="run-big")
+    for record in records:
+        record["event_id"] = f"{record['event_id']}-{'x' * 20}"
+    await store.sink.write(records[:3500])
+    outcome = await store.sink.write(records, maybe_stored=True)
+    assert (outcome.inserted, outcome.duplicates) == (3500, 3500)
+    assert len(await store.ids()) == 7000

@@ -60,6 +60,7 @@ _COLUMNS = (
 )
 
 
+_LOOKUP_CHUNK = 1000  # ids per look-up query: ~40 KB of query text, far under max_query_size
 _JSON = json.JSONEncoder(
     sort_keys=True, default=str
 )  # one encoder: json.dumps(default=...) builds one per call
@@ -171,15 +172,20 @@ class ClickHouseSink:
 
     def _stored(self, records: list[dict[str, Any]]) -> set[str]:
         """Which of these events are stored: bounded by the primary key (``project_id``, ``run_id``), so it reads
-        the granules of these runs only, whatever the size of the table."""
-        keys = sorted({(r.get("project_id") or "", str(r.get("run_id"))) for r in records})
-        with self._lock:
-            result = self._connected().query(
-                f"SELECT event_id FROM {self.table} "  # noqa: S608 - table name validated by settings
-                "WHERE (project_id, run_id) IN %(keys)s AND event_id IN %(ids)s",
-                parameters={"keys": keys, "ids": [str(r["event_id"]) for r in records]},
-            )
-        return {row[0] for row in result.result_rows}
+        the granules of these runs only, whatever the size of the table. In chunks: the ids are bound into the
+        query text, which ClickHouse caps (``max_query_size``, 256 KiB by default)."""
+        found: set[str] = set()
+        for start in range(0, len(records), _LOOKUP_CHUNK):
+            chunk = records[start : start + _LOOKUP_CHUNK]
+            keys = sorted({(r.get("project_id") or "", str(r.get("run_id"))) for r in chunk})
+            with self._lock:
+                result = self._connected().query(
+                    f"SELECT event_id FROM {self.table} "  # noqa: S608 - table name validated by settings
+                    "WHERE (project_id, run_id) IN %(keys)s AND event_id IN %(ids)s",
+                    parameters={"keys": keys, "ids": [str(r["event_id"]) for r in chunk]},
+                )
+            found.update(row[0] for row in result.result_rows)
+        return found
 
     def _insert(self, records: list[dict[str, Any]], rows: list[list[Any]]) -> None:
         if not rows:
