@@ -3,8 +3,10 @@ creates (``ReplacingMergeTree``, ``ORDER BY (project_id, run_id, event_id)``, pa
 
 Every query is bounded by the filters' time range (partition pruning on ``occurred_at``) and, when a project is
 given, by the primary key. A run is a ``(project_id, run_id)`` group; the runs list is ordered by each run's last
-event, newest first, and paged with a keyset cursor (no OFFSET). Queries do not use ``FINAL``: the sink keeps
-duplicates out before inserting, so counts are exact unless a batch raced itself past that filter.
+event, newest first, and paged with a keyset cursor (no OFFSET). Queries do not use ``FINAL`` (its cost on the
+large ranges these pages read): the sink stores each delivered batch once, so the counts are exact except after
+a client re-sends a batch later than JetStream's duplicate window (two minutes), whose second copy counts twice
+until ClickHouse merges the part (guardrail-ingest README, "Reading the run table").
 
 clickhouse-connect is synchronous: calls run in a thread, one at a time per reader (chdb allows one engine per
 path per process).
