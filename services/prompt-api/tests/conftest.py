@@ -87,6 +87,7 @@ def make_settings(db_url: str, nats_url: str = "nats://127.0.0.1:1", **kw) -> Pr
         nats=NatsSettings(url=nats_url, connect_timeout_s=0.5),
         outbox=kw.pop("outbox", OutboxSettings(enabled=False)),  # the outbox tests turn the relay on
         migrate_on_startup=False,
+        gc_freeze=kw.pop("gc_freeze", False),  # a test process builds many apps: nothing to freeze for
         **kw,
     )
 

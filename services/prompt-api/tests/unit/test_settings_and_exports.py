@@ -46,3 +46,28 @@ def test_public_api_matches_all():
     assert public == set(api.__all__)
     for err in (api.Forbidden, api.NotFound, api.InvalidContent, api.InvalidPath, api.BodyTooLarge):
         assert issubclass(err, api.PromptApiError)
+
+
+async def test_the_served_app_freezes_its_startup_heap(tmp_path):
+    """The read tail (issue 18): with ``gc_freeze`` (the default) the startup objects are out of the collector's
+    reach once the app has started, so a full collection does not stop every request in flight."""
+    import gc
+
+    from stockade.prompt_api.main import create_app
+    from stockade.prompt_api.migrate import upgrade_async
+    from stockade.prompt_api.settings import OutboxSettings, PromptApiSettings
+    from stockade.runtime import DatabaseSettings
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'p.db'}"
+    await upgrade_async(url)
+    settings = PromptApiSettings(
+        db=DatabaseSettings(url=url), outbox=OutboxSettings(enabled=False), migrate_on_startup=False
+    )
+    assert settings.gc_freeze
+    app = create_app(settings, configure_logs=False)
+    gc.unfreeze()
+    try:
+        async with app.router.lifespan_context(app):
+            assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()

@@ -55,3 +55,9 @@ class PromptApiSettings(ServiceSettings):
         description="The relay that sends publish events to JetStream after the commit.",
     )
     read_path: ReadPathSettings = Field(default_factory=ReadPathSettings)
+    gc_freeze: bool = Field(
+        default=True,
+        description="After startup, move every object alive then (modules, app, pools) out of the garbage "
+        "collector's reach (gc.freeze): full collections then scan only what requests made, instead of "
+        "stalling every request in flight for 90-150 ms (bench/prompt_read.py, README).",
+    )
