@@ -213,10 +213,9 @@ def train_top(encoder: Encoder, items: list[tuple[tuple[int, int], int]], epochs
     top = make_head(torch, encoder.base)
     counts = np.bincount([y for _, y in items], minlength=len(LABELS)).astype(float)
     weights = torch.tensor((counts.sum() / (len(LABELS) * np.maximum(counts, 1))) ** 0.5, dtype=torch.float32)
-    params = [
-        {"params": top.layers.parameters(), "lr": 4e-5},
-        {"params": top.out.parameters(), "lr": 1e-3},
-    ]
+    params = [{"params": top.out.parameters(), "lr": 1e-3}]
+    if FROZEN < 6:  # --frozen 6: the pre-trained encoder as is, a linear head on its mean-pooled output
+        params.append({"params": top.layers.parameters(), "lr": 4e-5})
     opt = torch.optim.AdamW(params, weight_decay=0.01)
     batch_size = 32
     # length-bucketed batches (less padding), shuffled each epoch
