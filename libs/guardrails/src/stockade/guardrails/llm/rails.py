@@ -20,12 +20,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.errors import ConfigError, GuardrailError
 from stockade.guardrails.events import EventKind, EventRecorder, GuardrailEvent, NullRecorder
+from stockade.guardrails.llm.catalogue import CatalogueClient
 from stockade.guardrails.llm.checked_memory import CheckedMessages
 from stockade.guardrails.llm.config import ModelConfig
 from stockade.guardrails.llm.message_checks import ContentRails, check_messages
@@ -64,10 +66,13 @@ class LLMRails:
         stream_window_chars: int = 256,
         count_requests: bool = False,
         checked_messages: CheckedMessages | None = None,
+        catalogue: CatalogueClient | None = None,
     ) -> None:
         """``count_requests``: each generate() with a session_id also counts against the session's request
         quota (``before_request()``), for agents that do not call that hook themselves.
-        ``checked_messages``: the memory of messages already checked per session (default: 65,536 messages)."""
+        ``checked_messages``: the memory of messages already checked per session (default: 65,536 messages).
+        ``catalogue``: model-api's catalogue (prices, context window); when it has no answer the YAML prices
+        of the model configuration apply."""
         if (
             config is None
             and system is not None
@@ -88,6 +93,7 @@ class LLMRails:
         self.count_requests = count_requests
         self.stream_window_chars = stream_window_chars
         self.checked_messages = checked_messages if checked_messages is not None else CheckedMessages()
+        self.catalogue = catalogue
 
     def _select_model(self, name: str | None, *, required: bool) -> ModelConfig | None:
         models = self.config.models
@@ -268,6 +274,7 @@ class LLMRails:
             sendable = await self._input_rails(request, result, session_id, run_id, metadata)
             if sendable is None:
                 return result
+            prices = await self._prices_in_force()
             start = time.perf_counter()
             result.model_called = True
             try:
@@ -279,7 +286,7 @@ class LLMRails:
                 result.passed, result.error = False, str(exc)
                 raise
             result.timings_ms["model"] = _ms(start)
-            self._account(result, response.usage, run_id)
+            self._account(result, response.usage, run_id, prices)
             await self._output_rails(response.text, result, session_id, metadata)
             if result.blocked_at is None:
                 result.tool_calls = list(response.tool_calls)
@@ -301,7 +308,24 @@ class LLMRails:
         else:
             result.text = text
 
-    def _account(self, result: GenerationResult, usage: TokenUsage, run_id: str | None) -> None:
+    async def _prices_in_force(self) -> tuple[Decimal | None, Decimal | None]:
+        """Input and output price per million tokens when the call is made: the catalogue's, else YAML's."""
+        mc = self.model_config
+        if mc is None:
+            return None, None
+        if self.catalogue is not None:
+            entry = await self.catalogue.get(mc.provider, mc.model)
+            if entry is not None and None not in (entry.input_price_per_mtok, entry.output_price_per_mtok):
+                return entry.input_price_per_mtok, entry.output_price_per_mtok
+        return mc.input_price_per_mtok, mc.output_price_per_mtok
+
+    def _account(
+        self,
+        result: GenerationResult,
+        usage: TokenUsage,
+        run_id: str | None,
+        prices: tuple[Decimal | None, Decimal | None] | None = None,
+    ) -> None:
         if usage.input_tokens == 0:
             usage = usage.model_copy(update={"input_tokens": result.estimated_input_tokens})
         result.usage = usage
@@ -309,7 +333,9 @@ class LLMRails:
         correction = max(0, usage.input_tokens - result.estimated_input_tokens)
         self.policies.record_output_tokens(run_id, usage.output_tokens + correction)
         mc = self.model_config
-        if mc is not None:
+        if prices is not None:
+            result.cost = estimate_cost(usage, *prices)
+        elif mc is not None:
             result.cost = estimate_cost(usage, mc.input_price_per_mtok, mc.output_price_per_mtok)
 
     def _finish(

@@ -91,6 +91,8 @@ class RailsStream:
 
             window = self.window = HeldBackWindow(check, rails.stream_window_chars)
             usage = TokenUsage()
+            # The catalogue's client lives on the caller's loop: the sync iteration's private loop uses YAML.
+            prices = None if sync_model else await rails._prices_in_force()
             start = time.perf_counter()
             result.model_called = True
             # Sync iteration runs on a private loop: use the provider's sync client (its async one may hold
@@ -121,7 +123,7 @@ class RailsStream:
                 usage = usage.model_copy(
                     update={"output_tokens": rails.policies.budget.counter.count_text(window.received)}
                 )
-            rails._account(result, usage, self._run_id)
+            rails._account(result, usage, self._run_id, prices)
             if window.verdict is not None:
                 result.verdicts["output"] = window.verdict
             if window.blocked:

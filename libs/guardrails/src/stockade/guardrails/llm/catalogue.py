@@ -1,0 +1,130 @@
+"""The model catalogue as an agent sees it: one model's prices, context window and capabilities from model-api.
+
+:class:`CatalogueClient` asks model-api over NATS request/reply (``model.cmd.get.v1``) and keeps the answer in a
+cache until a ``model.changed.v1`` event names the model (or the client's database configuration changes), so a
+price changed in the console reaches a running agent on its next call. It takes a connected nats-py client (or
+anything with ``request`` and ``subscribe``): the library does not depend on a bus client.
+
+When model-api does not answer (no bus, timeout, an error reply) :meth:`CatalogueClient.get` returns None and
+:class:`~stockade.guardrails.llm.rails.LLMRails` falls back to the prices in the YAML model configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from stockade.contracts.subjects import MODEL_CHANGED, MODEL_CMD_GET
+
+log = logging.getLogger(__name__)
+
+
+def _price(value: Any) -> Decimal | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        price = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return price if price.is_finite() and price >= 0 else None
+
+
+@dataclass(frozen=True)
+class CatalogueModel:
+    """One catalogue entry, in the spec's fields (prices per million tokens, in ``currency``)."""
+
+    provider: str
+    model_id: str
+    context_window: int | None = None
+    input_price_per_mtok: Decimal | None = None
+    output_price_per_mtok: Decimal | None = None
+    capabilities: tuple[str, ...] = ()
+    currency: str = "USD"
+
+    @classmethod
+    def from_record(cls, provider: str, record: dict[str, Any]) -> CatalogueModel:
+        window = record.get("contextWindow")
+        return cls(
+            provider=provider,
+            model_id=str(record["model_id"]),
+            context_window=window if isinstance(window, int) and not isinstance(window, bool) else None,
+            input_price_per_mtok=_price(record.get("inputPricePerMToken")),
+            output_price_per_mtok=_price(record.get("outputPricePerMToken")),
+            capabilities=tuple(str(c) for c in record.get("capabilities") or ()),
+            currency=str(record.get("currency") or "USD"),
+        )
+
+
+@dataclass
+class CatalogueClient:
+    """Cached ``model.cmd.get.v1`` look-ups, invalidated by ``model.changed.v1``.
+
+    ``nc``: a connected nats-py client. ``timeout``: seconds to wait for model-api's reply.
+    Call :meth:`start` once (subscribes to the change events) and :meth:`close` at the end."""
+
+    nc: Any
+    timeout: float = 2.0
+    _cache: dict[tuple[str, str], CatalogueModel | None] = field(default_factory=dict, init=False)
+    _sub: Any = field(default=None, init=False)
+    requests: int = field(default=0, init=False)  # replies asked of model-api (cache misses)
+    # Bumped by every change event: a reply requested before an event is used once but not cached.
+    _generation: int = field(default=0, init=False)
+
+    async def start(self) -> None:
+        if self._sub is None:
+            self._sub = await self.nc.subscribe(MODEL_CHANGED, cb=self._on_change)
+            await self.nc.flush()
+
+    async def close(self) -> None:
+        if self._sub is not None:
+            sub, self._sub = self._sub, None
+            await sub.unsubscribe()
+
+    async def _on_change(self, msg: Any) -> None:
+        self._generation += 1
+        try:
+            event = json.loads(msg.data)
+            key = (str(event["provider"]).strip().lower(), str(event["model_id"]))
+        except (ValueError, KeyError, TypeError):
+            self._cache.clear()  # an event we cannot read: forget everything rather than keep a stale price
+            return
+        self._cache.pop(key, None)
+
+    def cached(self, provider: str, model_id: str) -> CatalogueModel | None:
+        return self._cache.get((provider.strip().lower(), model_id))
+
+    async def get(self, provider: str, model_id: str) -> CatalogueModel | None:
+        """The model from the cache, else from model-api; None when model-api has no such model or no answer
+        (an unanswered look-up is not cached, so the next call asks again)."""
+        key = (provider.strip().lower(), model_id)
+        if key in self._cache:
+            return self._cache[key]
+        self.requests += 1
+        generation = self._generation
+        payload = json.dumps({"provider": key[0], "model_id": model_id}).encode()
+        try:
+            reply = await self.nc.request(MODEL_CMD_GET, payload, timeout=self.timeout)
+            body = json.loads(reply.data)
+        except Exception as exc:  # no responder, timeout, closed connection, garbage: fall back to YAML
+            log.warning("%s for %s/%s failed: %s: %s", MODEL_CMD_GET, *key, type(exc).__name__, exc)
+            return None
+        if not isinstance(body, dict):
+            return None
+        error = body.get("error")
+        if isinstance(error, dict):
+            if error.get("code") == "not_found" and generation == self._generation:
+                self._cache[key] = None
+            return None
+        record = body.get("model")
+        if not isinstance(record, dict):
+            return None
+        model = CatalogueModel.from_record(key[0], record)
+        if generation == self._generation:
+            self._cache[key] = model
+        return model
+
+
+__all__ = ["CatalogueClient", "CatalogueModel"]
