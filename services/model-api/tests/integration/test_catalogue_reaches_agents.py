@@ -5,6 +5,7 @@ applies to the running agent's next call once ``model.changed.v1`` arrives. YAML
 import asyncio
 import json
 import time
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -40,8 +41,10 @@ def rails_for(model_id: str, catalogue: CatalogueClient | None) -> LLMRails:
     return LLMRails(config, provider=provider, system=system, catalogue=catalogue)
 
 
-async def put_model(client, model_id: str, input_price: str, output_price: str) -> None:
-    body = {
+async def put_model(
+    client, model_id: str, input_price: str, output_price: str, effective_at: datetime | None = None
+) -> None:
+    body: dict = {
         "provider": "openai",
         "model": {
             "model_id": model_id,
@@ -53,6 +56,8 @@ async def put_model(client, model_id: str, input_price: str, output_price: str) 
             "capabilities": ["text", "tools"],
         },
     }
+    if effective_at is not None:
+        body["effectiveAt"] = effective_at.isoformat()
     response = await client.post("/api/platform/models", json=body)
     assert response.status_code in (200, 201), response.text
 
@@ -103,6 +108,45 @@ async def test_a_price_changed_in_model_api_costs_the_next_call(client, nats_cli
         assert catalogue.requests == 2
     finally:
         await catalogue.close()
+
+
+async def test_a_price_effective_later_leaves_calls_before_it_at_the_old_price(
+    client, nats_client, unique_name
+):
+    model_id = unique_name("gpt")
+    await change_seen(nats_client, model_id, put_model(client, model_id, "2.50", "10.00"))
+    later = datetime.now(UTC) + timedelta(hours=1)
+    events = await nats_client.subscribe(subjects.MODEL_CHANGED)
+    await nats_client.flush()
+    await put_model(client, model_id, "5.00", "20.00", effective_at=later)
+    while True:  # the change event carries the effective time
+        event = json.loads((await events.next_msg(timeout=10)).data)
+        if event["model_id"] == model_id:
+            break
+    await events.unsubscribe()
+    assert datetime.fromisoformat(event["effective_at"]) == later
+
+    catalogue = CatalogueClient(nats_client)
+    await catalogue.start()
+    try:
+        result = await rails_for(model_id, catalogue).agenerate("hello")
+        assert result.cost == Decimal("0.0075")  # the new price is not in force yet
+        entry = catalogue.cached("openai", model_id)
+        assert entry is not None and len(entry.price_history) == 2  # history kept
+        assert entry.prices_at(later - timedelta(seconds=1)) == (Decimal("2.5"), Decimal("10"))
+        assert entry.prices_at(later) == (Decimal("5"), Decimal("20"))
+    finally:
+        await catalogue.close()
+
+
+async def test_an_effective_time_without_a_zone_is_a_client_error(client, unique_name):
+    body = {
+        "provider": "openai",
+        "model": {"model_id": unique_name("gpt"), "displayName": "x", "modelType": "chat"},
+        "effectiveAt": "2026-01-01T00:00:00",
+    }
+    response = await client.post("/api/platform/models", json=body)
+    assert response.status_code == 422 and "effectiveAt" in response.text, response.text
 
 
 async def test_a_model_model_api_does_not_know_is_priced_from_yaml(console, nats_client, unique_name):

@@ -71,6 +71,9 @@ class ModelChanged(EventEnvelope):
     provider: str
     model_id: str
     change: str = Field(description="created, updated or deleted")
+    effective_at: AwareDatetime | None = Field(
+        default=None, description="When the change's prices take effect (added within v1; None: at once)."
+    )
 
 
 class ApiKeyRevoked(EventEnvelope):

@@ -3,6 +3,8 @@ outbox in the same transaction, then wake the relay."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.contracts import ApiKeyRevoked, DbConfigActivated, ModelChanged
@@ -26,6 +28,7 @@ async def save_model(
     *,
     actor: str,
     correlation_id: str | None = None,
+    effective_at: datetime | None = None,
 ) -> tuple[DbConfigPublic, Upserted]:
     config = await dbconfigs.active_config(db)
 
@@ -36,9 +39,12 @@ async def save_model(
             model_id=model.model_id,
             change=change,
             correlation_id=correlation_id,
+            effective_at=effective_at,
         )
 
-    saved = await catalogue.upsert_model(db, config.id, provider, model, actor=actor, event_for=event)
+    saved = await catalogue.upsert_model(
+        db, config.id, provider, model, actor=actor, event_for=event, effective_at=effective_at
+    )
     _wake(relay)
     return config, saved
 

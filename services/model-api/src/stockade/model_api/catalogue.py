@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from sqlalchemy import select
@@ -14,9 +15,9 @@ from stockade.contracts import EventEnvelope
 from stockade.identity.db_types import utcnow
 from stockade.model_api.errors import ModelNotFound
 from stockade.model_api.events import enqueue
-from stockade.model_api.prices import from_micros, to_micros
+from stockade.model_api.prices import from_micros, price_json, to_micros
 from stockade.model_api.schemas import ModelIn, ModelPublic
-from stockade.model_api.tables import CatalogueModel
+from stockade.model_api.tables import CatalogueModel, ModelPrice
 from stockade.runtime.storable import is_storable
 
 Change = Literal["created", "updated", "deleted"]
@@ -77,6 +78,31 @@ async def get_model(session: AsyncSession, db_config_id: str, provider: str, mod
     return _public(row)
 
 
+async def price_history(
+    session: AsyncSession, db_config_id: str, provider: str, model_id: str
+) -> list[dict[str, object]]:
+    """The model's prices, oldest first: ``{"effectiveAt", "inputPricePerMToken", "outputPricePerMToken"}``."""
+    if not (is_storable(provider) and is_storable(model_id)):
+        return []
+    query = (
+        select(ModelPrice)
+        .where(
+            ModelPrice.db_config_id == db_config_id,
+            ModelPrice.provider == provider,
+            ModelPrice.model_id == model_id,
+        )
+        .order_by(ModelPrice.effective_at, ModelPrice.recorded_at)
+    )
+    return [
+        {
+            "effectiveAt": row.effective_at.isoformat(),
+            "inputPricePerMToken": price_json(from_micros(row.input_price_micros)),
+            "outputPricePerMToken": price_json(from_micros(row.output_price_micros)),
+        }
+        for row in (await session.execute(query)).scalars()
+    ]
+
+
 async def _find(
     session: AsyncSession, db_config_id: str, provider: str, model_id: str, *, lock: bool = False
 ) -> CatalogueModel | None:
@@ -110,10 +136,12 @@ async def upsert_model(
     *,
     actor: str | None = None,
     event_for: EventFor | None = None,
+    effective_at: datetime | None = None,
 ) -> Upserted:
     """Create the entry keyed by (configuration, provider, model_id), or replace every field of it.
 
-    ``event_for(change)`` builds the event that goes into the outbox in the same transaction.
+    ``event_for(change)`` builds the event that goes into the outbox in the same transaction. A new entry or a
+    changed price adds a row to the price history, in force from ``effective_at`` (default: now).
     """
     for attempt in range(2):
         row = await _find(session, db_config_id, provider, model.model_id, lock=True)
@@ -125,7 +153,21 @@ async def upsert_model(
                 db_config_id=db_config_id, provider=provider, model_id=model.model_id, created_at=now
             )
             session.add(row)
+        before = (row.input_price_micros, row.output_price_micros)
         _apply(row, model)
+        if change == "created" or before != (row.input_price_micros, row.output_price_micros):
+            session.add(
+                ModelPrice(
+                    db_config_id=db_config_id,
+                    provider=provider,
+                    model_id=model.model_id,
+                    effective_at=effective_at or now,
+                    input_price_micros=row.input_price_micros,
+                    output_price_micros=row.output_price_micros,
+                    recorded_at=now,
+                    recorded_by=actor,
+                )
+            )
         row.updated_at = now
         row.updated_by = actor
         if event_for is not None:

@@ -52,7 +52,13 @@ async def answer_get(sessions: async_sessionmaker[AsyncSession], payload: bytes)
             )
             if model_id is not None and provider is not None:
                 model = await catalogue.get_model(session, config.id, provider, model_id)
-                return {"dbConfig": config.as_json(), "provider": provider, "model": model.record()}
+                history = await catalogue.price_history(session, config.id, provider, model_id)
+                return {
+                    "dbConfig": config.as_json(),
+                    "provider": provider,
+                    "model": model.record(),
+                    "priceHistory": history,  # an addition: effective-dated prices, oldest first
+                }
             groups = await catalogue.list_models(session, config.id, provider)
         except CatalogueError as exc:
             return _error("not_found", str(exc))

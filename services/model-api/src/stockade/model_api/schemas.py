@@ -7,7 +7,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from stockade.model_api.prices import parse_price, price_json
 from stockade.model_api.vocabulary import CURRENCY, Capability, DbType, ModelType
@@ -84,6 +84,9 @@ class ModelUpsert(BaseModel):
 
     provider: Provider
     model: ModelIn
+    # An addition to the spec's body: when the prices in ``model`` take effect (default: now). Earlier prices
+    # stay in the history; a run's cost uses the one in force when each call was made.
+    effective_at: AwareDatetime | None = Field(default=None, alias="effectiveAt")
 
 
 class DbConfigPublic(BaseModel):

@@ -75,6 +75,26 @@ class CatalogueModel(Base):
     updated_by: Mapped[str | None] = mapped_column(String(32), default=None)
 
 
+class ModelPrice(Base):
+    """Effective-dated price history of a catalogue model: one row per price change, kept after later changes.
+    The price in force at time t is the row with the latest ``effective_at`` not after t."""
+
+    __tablename__ = "model_prices"
+    __table_args__ = (
+        Index("ix_model_prices_key_effective_at", "db_config_id", "provider", "model_id", "effective_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    db_config_id: Mapped[str] = mapped_column(ForeignKey("db_configs.id", ondelete="CASCADE"))
+    provider: Mapped[str] = mapped_column(String(64))
+    model_id: Mapped[str] = mapped_column(String(200))
+    effective_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    input_price_micros: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    output_price_micros: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    recorded_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    recorded_by: Mapped[str | None] = mapped_column(String(32), default=None)
+
+
 class OutboxEvent(OutboxColumns, Base):
     """An event written in the same transaction as the change it reports; the relay sends it after the commit.
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -43,11 +44,36 @@ class CatalogueModel:
     output_price_per_mtok: Decimal | None = None
     capabilities: tuple[str, ...] = ()
     currency: str = "USD"
+    # Effective-dated prices, oldest first: (effective_at, input, output). Empty from an older model-api.
+    price_history: tuple[tuple[datetime, Decimal | None, Decimal | None], ...] = ()
+
+    def prices_at(self, when: datetime | None = None) -> tuple[Decimal | None, Decimal | None]:
+        """Input and output price per million tokens in force at ``when`` (default: now): the history's latest
+        entry not after ``when``; the entry's current prices when there is no history or none is in force yet
+        (a price recorded before the history began)."""
+        when = when or datetime.now(UTC)
+        in_force = [(i, o) for at, i, o in self.price_history if at <= when]
+        if in_force:
+            return in_force[-1]
+        return self.input_price_per_mtok, self.output_price_per_mtok
 
     @classmethod
-    def from_record(cls, provider: str, record: dict[str, Any]) -> CatalogueModel:
+    def from_record(cls, provider: str, record: dict[str, Any], history: Any = None) -> CatalogueModel:
         window = record.get("contextWindow")
+        prices = []
+        for item in history if isinstance(history, list) else ():
+            try:
+                at = datetime.fromisoformat(str(item["effectiveAt"]))
+            except (KeyError, TypeError, ValueError):
+                continue
+            if at.tzinfo is None:
+                continue
+            prices.append(
+                (at, _price(item.get("inputPricePerMToken")), _price(item.get("outputPricePerMToken")))
+            )
+        prices.sort(key=lambda p: p[0])
         return cls(
+            price_history=tuple(prices),
             provider=provider,
             model_id=str(record["model_id"]),
             context_window=window if isinstance(window, int) and not isinstance(window, bool) else None,
@@ -121,7 +147,7 @@ class CatalogueClient:
         record = body.get("model")
         if not isinstance(record, dict):
             return None
-        model = CatalogueModel.from_record(key[0], record)
+        model = CatalogueModel.from_record(key[0], record, body.get("priceHistory"))
         if generation == self._generation:
             self._cache[key] = model
         return model

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -315,8 +316,10 @@ class LLMRails:
             return None, None
         if self.catalogue is not None:
             entry = await self.catalogue.get(mc.provider, mc.model)
-            if entry is not None and None not in (entry.input_price_per_mtok, entry.output_price_per_mtok):
-                return entry.input_price_per_mtok, entry.output_price_per_mtok
+            if entry is not None:
+                prices = entry.prices_at(datetime.now(UTC))  # the price in force when the call is made
+                if None not in prices:
+                    return prices
         return mc.input_price_per_mtok, mc.output_price_per_mtok
 
     def _account(

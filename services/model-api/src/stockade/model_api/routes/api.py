@@ -66,7 +66,13 @@ async def upsert_model(
 ) -> JSONResponse:
     body: ModelUpsert = _validated(ModelUpsert, await read_json(request, settings.limits.max_body_bytes))
     config, saved = await actions.save_model(
-        db, relay, body.provider, body.model, actor=user.user.id, correlation_id=_correlation(request)
+        db,
+        relay,
+        body.provider,
+        body.model,
+        actor=user.user.id,
+        correlation_id=_correlation(request),
+        effective_at=body.effective_at,
     )
     created = saved.change == "created"
     return JSONResponse(
