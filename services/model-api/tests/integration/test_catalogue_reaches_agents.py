@@ -42,7 +42,12 @@ def rails_for(model_id: str, catalogue: CatalogueClient | None) -> LLMRails:
 
 
 async def put_model(
-    client, model_id: str, input_price: str, output_price: str, effective_at: datetime | None = None
+    client,
+    model_id: str,
+    input_price: str,
+    output_price: str,
+    effective_at: datetime | None = None,
+    context_window: int = 128000,
 ) -> None:
     body: dict = {
         "provider": "openai",
@@ -50,7 +55,7 @@ async def put_model(
             "model_id": model_id,
             "displayName": model_id,
             "modelType": "chat",
-            "contextWindow": 128000,
+            "contextWindow": context_window,
             "inputPricePerMToken": input_price,
             "outputPricePerMToken": output_price,
             "capabilities": ["text", "tools"],
@@ -135,6 +140,22 @@ async def test_a_price_effective_later_leaves_calls_before_it_at_the_old_price(
         assert entry is not None and len(entry.price_history) == 2  # history kept
         assert entry.prices_at(later - timedelta(seconds=1)) == (Decimal("2.5"), Decimal("10"))
         assert entry.prices_at(later) == (Decimal("5"), Decimal("20"))
+    finally:
+        await catalogue.close()
+
+
+async def test_a_request_larger_than_the_catalogues_context_window_never_reaches_the_model(
+    client, nats_client, unique_name
+):
+    model_id = unique_name("small")
+    await change_seen(nats_client, model_id, put_model(client, model_id, "1", "1", context_window=50))
+    catalogue = CatalogueClient(nats_client)
+    await catalogue.start()
+    try:
+        rails = rails_for(model_id, catalogue)
+        result = await rails.agenerate("word " * 400)
+        assert not result.passed and not result.model_called and "context window (50)" in (result.error or "")
+        assert (await rails.agenerate("hi")).passed
     finally:
         await catalogue.close()
 

@@ -244,7 +244,26 @@ class LLMRails:
         if budget.action is Action.BLOCK:
             self._block(result, "input", budget.error or "token budget exceeded")
             return None
+        window = await self._context_window()
+        if window is not None and tokens > window:
+            self._block(
+                result,
+                "input",
+                f"the request ({tokens} tokens) exceeds the model's context window ({window})",
+            )
+            return None
         return request
+
+    async def _context_window(self) -> int | None:
+        """The model's context window: the catalogue's when it knows one, else the YAML configuration's."""
+        mc = self.model_config
+        if mc is None:
+            return None
+        if self.catalogue is not None:
+            entry = await self.catalogue.get(mc.provider, mc.model)
+            if entry is not None and entry.context_window is not None:
+                return entry.context_window
+        return mc.context_window
 
     @staticmethod
     def _block(result: GenerationResult, stage: str, reason: str) -> None:
