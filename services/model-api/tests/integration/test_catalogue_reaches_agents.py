@@ -160,6 +160,26 @@ async def test_a_request_larger_than_the_catalogues_context_window_never_reaches
         await catalogue.close()
 
 
+async def test_sync_generate_uses_the_cached_catalogue_and_never_waits_on_the_bus(
+    client, nats_client, unique_name
+):
+    model_id = unique_name("gpt")
+    await change_seen(nats_client, model_id, put_model(client, model_id, "2.50", "10.00"))
+    catalogue = CatalogueClient(nats_client)
+    await catalogue.start()
+    try:
+        warm = rails_for(model_id, catalogue)
+        await warm.agenerate("warm the cache")
+        # generate() runs its own event loop (in a thread here): the cached catalogue entry still prices it.
+        assert (await asyncio.to_thread(warm.generate, "hello")).cost == Decimal("0.0075")
+        cold = rails_for(unique_name("cold"), catalogue)
+        asked = catalogue.requests
+        assert (await asyncio.to_thread(cold.generate, "hello")).cost == Decimal("0.002")  # YAML
+        assert catalogue.requests == asked  # no request from the foreign loop
+    finally:
+        await catalogue.close()
+
+
 async def test_an_effective_time_without_a_zone_is_a_client_error(client, unique_name):
     body = {
         "provider": "openai",

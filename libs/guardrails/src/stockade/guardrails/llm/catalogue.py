@@ -11,6 +11,7 @@ When model-api does not answer (no bus, timeout, an error reply) :meth:`Catalogu
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
@@ -98,8 +99,12 @@ class CatalogueClient:
     requests: int = field(default=0, init=False)  # replies asked of model-api (cache misses)
     # Bumped by every change event: a reply requested before an event is used once but not cached.
     _generation: int = field(default=0, init=False)
+    # The event loop of the NATS connection: from another loop (LLMRails.generate()'s asyncio.run) only the cache
+    # answers, as a request there would wait for a loop that is not running.
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False)
 
     async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         if self._sub is None:
             self._sub = await self.nc.subscribe(MODEL_CHANGED, cb=self._on_change)
             await self.nc.flush()
@@ -128,6 +133,11 @@ class CatalogueClient:
         key = (provider.strip().lower(), model_id)
         if key in self._cache:
             return self._cache[key]
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif loop is not self._loop:
+            return None
         self.requests += 1
         generation = self._generation
         payload = json.dumps({"provider": key[0], "model_id": model_id}).encode()
