@@ -91,8 +91,8 @@ class RailsStream:
 
             window = self.window = HeldBackWindow(check, rails.stream_window_chars)
             usage = TokenUsage()
-            # The catalogue's client lives on the caller's loop: the sync iteration's private loop uses YAML.
-            prices = None if sync_model else await rails._prices_in_force()
+            # On the sync iteration's private loop the catalogue answers from its cache only (else YAML).
+            prices = await rails._prices_in_force()
             start = time.perf_counter()
             result.model_called = True
             # Sync iteration runs on a private loop: use the provider's sync client (its async one may hold
