@@ -187,7 +187,7 @@ async def test_an_agent_cannot_read_another_inbox_or_step_outside_its_grants(
             agent_wire.NONCE: "ab" * 16,
         }
         await nc.publish(subjects.agent_inbox("executor"), b"spoofed", headers=spoof)
-        for subject in (subjects.PROMPT_PUBLISHED, subjects.TRUST_REJECTED, subjects.MODEL_CMD_GET):
+        for subject in (subjects.PROMPT_PUBLISHED, subjects.TRUST_REJECTED, subjects.MODEL_CHANGED):
             await nc.publish(subject, b"x")
         for subject in ("_INBOX_executor.>", subjects.agent_inbox("intern"), subjects.TRUST_SUBMIT_WILDCARD):
             await nc.subscribe(subject)
@@ -203,7 +203,7 @@ async def test_an_agent_cannot_read_another_inbox_or_step_outside_its_grants(
         'publish to "agent.executor.inbox"',
         'publish to "prompt.published.v1"',
         'publish to "trust.rejected.v1"',
-        'publish to "model.cmd.get.v1"',
+        'publish to "model.changed.v1"',
         'subscription to "_inbox_executor.>"',
         'subscription to "agent.intern.inbox"',
         'subscription to "trust.submit.*"',

@@ -11,6 +11,7 @@ come through the same environment variables compose sets. Agents here are the sh
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -108,7 +109,12 @@ async def test_agents_cannot_bypass_the_broker_or_read_another_inbox(session: Se
     assert await denied_publish(session, "planner", "agent.executor.inbox")
     assert await denied_subscribe(session, "planner", "trust.submit.*")
     assert await denied_publish(session, "executor", subjects.PROMPT_PUBLISHED)
-    for subject in (subjects.MODEL_CHANGED, subjects.SKILL_PUBLISHED, subjects.TRUST_REJECTED, "_INBOX.>"):
+    for subject in (
+        subjects.SKILL_PUBLISHED,
+        subjects.TRUST_REJECTED,
+        subjects.DBCONFIG_ACTIVATED,
+        "_INBOX.>",
+    ):
         assert await denied_subscribe(session, "executor", subject), subject
     assert await denied_subscribe(session, "planner", "_INBOX_executor.>")
 
@@ -271,6 +277,7 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
     import inspect
 
     from stockade.client import push
+    from stockade.guardrails.llm import catalogue
     from stockade.guardrails.policies.config import NatsBackendConfig
     from stockade.guardrails.policies.counters.nats_kv import NatsKVCounterStore
 
@@ -281,11 +288,15 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
     blocks = agent_blocks()
     assert set(blocks) == {"planner", "executor", "intern", "treasurer"}
     for agent, (publish, subscribe) in blocks.items():
-        assert publish == {subjects.TRUST_SUBMIT_WILDCARD} | rate_limit_grants(bucket), agent
+        assert publish == {
+            subjects.TRUST_SUBMIT_WILDCARD,  # AgentBus.send()
+            catalogue.MODEL_CMD_GET,  # CatalogueClient.get()
+        } | rate_limit_grants(bucket), agent
         assert subscribe == {
             subjects.agent_inbox(agent),  # AgentBus.inbox()
-            subjects.agent_reply_prefix(agent) + ".>",  # AgentBus.send() and the rate limiter's replies
+            subjects.agent_reply_prefix(agent) + ".>",  # replies: AgentBus.send(), rate limiter, catalogue
             push.PROMPT_PUBLISHED,  # stockade.client push refresh
+            catalogue.MODEL_CHANGED,  # CatalogueClient cache invalidation
         }, agent
     # What agents read from the services' account is exported to them, and nothing more.
     server = "\n".join(line.split("#", 1)[0] for line in CONFIG.read_text().splitlines())
@@ -295,6 +306,8 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
         ("stream", subjects.AGENT_INBOX_WILDCARD),
         ("service", subjects.TRUST_SUBMIT_WILDCARD),
         ("stream", push.PROMPT_PUBLISHED),
+        ("service", catalogue.MODEL_CMD_GET),
+        ("stream", catalogue.MODEL_CHANGED),
     }
 
 
@@ -377,3 +390,46 @@ async def test_an_agent_runs_stockade_client_push_refresh_with_its_own_credentia
         await push.stop()
     assert stale == [("p1", "greeting")]  # the cached copy was invalidated and a refresh asked for
     assert await denied_publish(session, "planner", subjects.PROMPT_PUBLISHED)
+
+
+async def test_an_agent_looks_models_up_in_the_catalogue_with_its_own_credentials(
+    session: Session, deployment: Any
+) -> None:
+    """LLMRails' catalogue client, run as an agent: the look-up crosses to model-api's account and back, and a
+    change event from model-api reaches the agent and drops its cached entry."""
+    from stockade.guardrails.llm.catalogue import CatalogueClient
+
+    model_api = session.clients["model-api"]
+    answers = 0
+
+    async def answer(msg: Any) -> None:  # model-api's responder, as its own NATS user
+        nonlocal answers
+        answers += 1
+        record = {"model_id": "gpt-x", "inputPricePerMToken": 0.5 * answers, "outputPricePerMToken": 1.0}
+        await msg.respond(json.dumps({"model": record}).encode())
+
+    await model_api.subscribe(subjects.MODEL_CMD_GET, cb=answer)
+    await model_api.flush()
+    agent = await deployment.connect(
+        "planner", session.errors["planner"], inbox_prefix=subjects.agent_reply_prefix("planner")
+    )
+    client = CatalogueClient(agent, timeout=5)
+    try:
+        await client.start()
+        first = await client.get("openai", "gpt-x")
+        assert first is not None and client.requests == 1
+        assert await client.get("openai", "gpt-x") == first and client.requests == 1  # from the cache
+        await model_api.publish(
+            subjects.MODEL_CHANGED, json.dumps({"provider": "openai", "model_id": "gpt-x"}).encode()
+        )
+        await model_api.flush()
+        for _ in range(500):
+            if client.cached("openai", "gpt-x") is None:
+                break
+            await asyncio.sleep(0.01)
+        second = await client.get("openai", "gpt-x")
+        assert client.requests == 2 and second is not None and second != first
+    finally:
+        await client.close()
+        await agent.close()
+    assert session.violations("planner") == []
