@@ -33,6 +33,28 @@ def event_from_doc(d: dict[str, Any]) -> RunEvent:
     )
 
 
+def export_row(d: dict[str, Any]) -> dict[str, Any]:
+    """One stored event document (MongoDB or DynamoDB) as a row of the CSV/JSON export (run_store.EXPORT_FIELDS)."""
+    event = event_from_doc(d)
+    return {
+        "occurred_at": event.occurred_at.isoformat(),
+        "event_id": event.event_id,
+        "run_id": d.get("run_id"),
+        "project_id": d.get("project_id"),
+        "agent_id": d.get("agent_id"),
+        "environment": d.get("environment"),
+        "session_id": event.session_id,
+        "kind": event.kind,
+        "name": event.name,
+        "action": event.action,
+        "stage": event.stage,
+        "duration_ms": event.duration_ms,
+        "score": event.score,
+        "finding_types": event.finding_types,
+        "payload": event.payload,
+    }
+
+
 def summarize_runs(docs: list[dict[str, Any]]) -> list[RunSummary]:
     """One summary per (project_id, run_id) of ``docs``, newest last event first."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}

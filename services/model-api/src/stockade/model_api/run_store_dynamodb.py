@@ -20,7 +20,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from stockade.model_api.run_aggregate import event_from_doc, overview_from, runs_matching
+from stockade.model_api.run_aggregate import event_from_doc, export_row, overview_from, runs_matching
 from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import (
     Overview,
@@ -160,29 +160,7 @@ class DynamoRunReader:
             docs = [d for d in docs if d.get("action") == filters.action]
         docs.sort(key=lambda d: str(d["event_id"]))
         docs.sort(key=lambda d: d["occurred_at"], reverse=True)
-        out = []
-        for d in docs[:limit]:
-            event = event_from_doc(d)
-            out.append(
-                {
-                    "occurred_at": event.occurred_at.isoformat(),
-                    "event_id": event.event_id,
-                    "run_id": d.get("run_id"),
-                    "project_id": d.get("project_id"),
-                    "agent_id": d.get("agent_id"),
-                    "environment": d.get("environment"),
-                    "session_id": event.session_id,
-                    "kind": event.kind,
-                    "name": event.name,
-                    "action": event.action,
-                    "stage": event.stage,
-                    "duration_ms": event.duration_ms,
-                    "score": event.score,
-                    "finding_types": event.finding_types,
-                    "payload": event.payload,
-                }
-            )
-        return out
+        return [export_row(d) for d in docs[:limit]]
 
     async def overview(self, filters: RunFilters, now: datetime) -> Overview:
         hours = filters.range_hours()

@@ -18,7 +18,7 @@ from pymongo.errors import PyMongoError
 from pymongo.uri_parser import parse_uri
 
 from stockade.model_api.run_aggregate import event_from_doc as _event
-from stockade.model_api.run_aggregate import overview_from
+from stockade.model_api.run_aggregate import export_row, overview_from
 from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import (
     Overview,
@@ -199,29 +199,7 @@ class MongoRunReader:
             )
         except PyMongoError as exc:
             raise RunStoreUnavailable(f"MongoDB did not answer: {str(exc)[:300]}") from exc
-        out: list[dict[str, Any]] = []
-        for d in docs:
-            event = _event(d)
-            out.append(
-                {
-                    "occurred_at": event.occurred_at.isoformat(),
-                    "event_id": event.event_id,
-                    "run_id": d.get("run_id"),
-                    "project_id": d.get("project_id"),
-                    "agent_id": d.get("agent_id"),
-                    "environment": d.get("environment"),
-                    "session_id": event.session_id,
-                    "kind": event.kind,
-                    "name": event.name,
-                    "action": event.action,
-                    "stage": event.stage,
-                    "duration_ms": event.duration_ms,
-                    "score": event.score,
-                    "finding_types": event.finding_types,
-                    "payload": event.payload,
-                }
-            )
-        return out
+        return [export_row(d) for d in docs]
 
     # -- overview --------------------------------------------------------------------------------------------
     async def overview(self, filters: RunFilters, now: datetime) -> Overview:
