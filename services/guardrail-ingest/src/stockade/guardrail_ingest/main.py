@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from stockade.contracts import subjects
 from stockade.guardrail_ingest.active_store import ActiveState, ActiveStore, ActiveStoreFollower
 from stockade.guardrail_ingest.api import router
+from stockade.guardrail_ingest.audit import AUDITED, AuditConsumer
 from stockade.guardrail_ingest.ingest import Ingest
 from stockade.guardrail_ingest.jetstream import ensure_stream
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
@@ -66,6 +67,15 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
                 task.add_done_callback(_log_exit)
             ingest.workers = len(workers)
             state.extras["workers"] = (workers, tasks, sink)
+            if settings.audit.enabled:  # trust rejections and key revocations beside the run events
+                audits = [
+                    AuditConsumer(js, sink, lambda: active.db_type, settings.audit, subject)
+                    for subject in AUDITED
+                ]
+                audit_tasks = [asyncio.create_task(a.run(), name=f"audit-{a.stream}") for a in audits]
+                for task in audit_tasks:
+                    task.add_done_callback(_log_exit)
+                state.extras["audit"] = (audits, audit_tasks)
 
     async def on_shutdown(state: ServiceState) -> None:
         follower = state.extras.pop("follower", None)
@@ -73,9 +83,13 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
             await follower.stop()
         for task in list(background):
             task.cancel()
+        audits, audit_tasks = state.extras.pop("audit", ([], []))
+        for audit in audits:
+            audit.stop()
         workers, tasks, sink = state.extras.pop("workers", ([], [], None))
         for worker in workers:
             worker.stop()
+        tasks = [*tasks, *audit_tasks]
         if tasks:
             _, late = await asyncio.wait(tasks, timeout=_STOP_GRACE_S)
             for task in late:  # e.g. still waiting for an unreachable store: its batch is redelivered later

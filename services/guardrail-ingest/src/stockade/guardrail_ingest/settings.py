@@ -111,6 +111,18 @@ class ActiveStoreSettings(BaseModel):
     )
 
 
+class AuditSettings(BaseModel):
+    """The audit trail: trust-broker rejections and API-key revocations stored beside run events (README)."""
+
+    enabled: bool = Field(default=True, description="Consume trust.rejected.v1 and apikey.revoked.v1.")
+    project_id: str | None = Field(
+        default=None, description="Project an audit record is filed under when its event names none."
+    )
+    durable: str = Field(
+        default="guardrail-ingest-audit", description="Durable consumer on TRUST and IDENTITY."
+    )
+
+
 class IngestSettings(BaseModel):
     """The HTTP side: limits of one POST and the JetStream publish."""
 
@@ -198,3 +210,6 @@ class GuardrailIngestSettings(ServiceSettings):
     )
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="POST limits.")
     jetstream: StreamSettings = Field(default_factory=StreamSettings, description="Stream and sink workers.")
+    audit: AuditSettings = Field(
+        default_factory=AuditSettings, description="Trust and API-key audit records."
+    )
