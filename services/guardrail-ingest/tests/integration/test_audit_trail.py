@@ -227,3 +227,32 @@ async def test_audit_trail_runs_under_the_shipped_nats_permissions(
     assert rows and sorted(r["event_id"] for r in rows) == sorted(
         [str(rejection.event_id), str(revocation.event_id)]
     )
+
+
+@pytest.mark.mongo
+async def test_audit_events_are_stored_when_their_streams_appear_after_ingest_started(
+    fresh_nats_url: str,
+    mongodb_url: str,
+    unique_name: Callable[[str], str],
+    request: pytest.FixtureRequest,
+    kit: Any,
+) -> None:
+    """ingest starts before the trust-broker and model-api have made TRUST and IDENTITY: it keeps trying."""
+    store = SinkSettings(kind="mongodb", mongodb_url=mongodb_url, table=unique_name("auditlate"))
+    settings = kit.settings(fresh_nats_url, store)
+    settings.active = ActiveStoreSettings(follow=False)
+    settings.audit = AuditSettings(project_id="proj-late")
+    rejection = TrustRejected(sender="agent-x", receiver="agent-y", reason="replayed_nonce", layer="B")
+    revocation = ApiKeyRevoked(key_id="key-late", owner_id="user-2")
+    async with kit.served(settings):
+        nc = await nats.connect(fresh_nats_url)
+        try:
+            producer = nc.jetstream()
+            for event in (rejection, revocation):
+                stream = subjects.stream_for(event.subject)
+                await ensure_stream(producer, stream, list(subjects.STREAMS[stream]))
+                await publish(producer, event)
+        finally:
+            await nc.drain()
+        rows = await kit.wait_for(lambda: _when_n(project_rows(store, "proj-late", request), 2), within_s=30)
+    assert rows and {r["reason"] for r in rows} == {"replayed_nonce", "apikey_revoked"}

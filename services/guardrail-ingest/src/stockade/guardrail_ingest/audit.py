@@ -117,8 +117,12 @@ class AuditConsumer:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("audit consumer %s: %s; retrying", self.stream, self.last_error)
+                error = f"{type(exc).__name__}: {exc}"
+                if error != self.last_error:  # e.g. the stream not made yet: said once, not every retry
+                    log.warning(
+                        "audit consumer %s: %s; retrying every %ss", self.stream, error, self.retry_delay_s
+                    )
+                self.last_error = error
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), timeout=self.retry_delay_s)
 
