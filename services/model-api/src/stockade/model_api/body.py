@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl
 from fastapi import HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 
+from stockade.runtime.body import BodyTooLargeError, read_limited
 from stockade.runtime.storable import unstorable_at
 
 JSON_TYPE = "application/json"
@@ -22,17 +23,10 @@ def media_type(request: Request) -> str:
 
 async def read_capped(request: Request, max_bytes: int) -> bytes:
     """The body, or 413 as soon as it is known to be larger than ``max_bytes`` (header or streaming)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise HTTPException(413, f"the request body is larger than {max_bytes} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise HTTPException(413, f"the request body is larger than {max_bytes} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        return await read_limited(request, max_bytes)
+    except BodyTooLargeError:
+        raise HTTPException(413, f"the request body is larger than {max_bytes} bytes") from None
 
 
 def invalid(message: str, field: str = "body") -> NoReturn:
