@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from stockade.model_api.run_filters import Cursor, RunFilters
-from stockade.model_api.run_store import Overview, RunEvent, RunSummary
+from stockade.model_api.run_store import Overview, RunDetail, RunEvent, RunSummary
 from stockade.model_api.run_store_clickhouse import _buckets
 
 MAX_DURATIONS = 20_000
@@ -30,6 +30,24 @@ def event_from_doc(d: dict[str, Any]) -> RunEvent:
         session_id=d.get("session_id"),
         action=d.get("action"),
         payload=payload if isinstance(payload, dict) else {},
+    )
+
+
+def run_detail(run_id: str, docs: list[dict[str, Any]]) -> RunDetail:
+    """A run page from its stored event documents (one project's, in timeline order): the run's labels are the
+    first event's."""
+    first = docs[0]
+    labels = first.get("labels") or {}
+    return RunDetail(
+        project_id=first.get("project_id") or "",
+        run_id=run_id,
+        agent_id=first.get("agent_id"),
+        environment=first.get("environment"),
+        prompt_name=first.get("prompt_name"),
+        prompt_version=first.get("prompt_version"),
+        correlation_id=first.get("correlation_id"),
+        labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
+        events=[event_from_doc(d) for d in docs],
     )
 
 

@@ -20,7 +20,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from stockade.model_api.run_aggregate import event_from_doc, export_row, overview_from, runs_matching
+from stockade.model_api.run_aggregate import export_row, overview_from, run_detail, runs_matching
 from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import (
     Overview,
@@ -135,18 +135,7 @@ class DynamoRunReader:
         docs.sort(key=lambda d: (d.get("project_id") or "", d["occurred_at"], str(d["event_id"])))
         first = docs[0]
         docs = [d for d in docs if d.get("project_id") == first.get("project_id")]
-        labels = first.get("labels") or {}
-        return RunDetail(
-            project_id=first.get("project_id") or "",
-            run_id=run_id,
-            agent_id=first.get("agent_id"),
-            environment=first.get("environment"),
-            prompt_name=first.get("prompt_name"),
-            prompt_version=first.get("prompt_version"),
-            correlation_id=first.get("correlation_id"),
-            labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
-            events=[event_from_doc(d) for d in docs],
-        )
+        return run_detail(run_id, docs)
 
     async def export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
         docs = await self._scan(filters)

@@ -17,8 +17,7 @@ from pymongo import AsyncMongoClient
 from pymongo.errors import PyMongoError
 from pymongo.uri_parser import parse_uri
 
-from stockade.model_api.run_aggregate import event_from_doc as _event
-from stockade.model_api.run_aggregate import export_row, overview_from
+from stockade.model_api.run_aggregate import export_row, overview_from, run_detail
 from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import (
     Overview,
@@ -159,18 +158,7 @@ class MongoRunReader:
         first = docs[0]
         docs = [d for d in docs if d.get("project_id") == first.get("project_id")]
         docs.sort(key=lambda d: (d["occurred_at"], str(d["event_id"])))
-        labels = first.get("labels") or {}
-        return RunDetail(
-            project_id=first.get("project_id") or "",
-            run_id=run_id,
-            agent_id=first.get("agent_id"),
-            environment=first.get("environment"),
-            prompt_name=first.get("prompt_name"),
-            prompt_version=first.get("prompt_version"),
-            correlation_id=first.get("correlation_id"),
-            labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
-            events=[_event(d) for d in docs],
-        )
+        return run_detail(run_id, docs)
 
     # -- export ----------------------------------------------------------------------------------------------
     async def export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
