@@ -20,6 +20,7 @@ from stockade.runtime.db import create_engine, session_factory
 from stockade.runtime.errors import install_error_handlers
 from stockade.runtime.health import ReadinessCheck, database_check, health_router, nats_check
 from stockade.runtime.nats import connect_nats, drain, serve_health
+from stockade.runtime.observability import install_observability
 from stockade.runtime.security_headers import install_security_headers
 from stockade.runtime.settings import ServiceSettings
 
@@ -86,5 +87,6 @@ def create_service_app(
     app.state.service = state
     install_error_handlers(app)
     install_security_headers(app, security_headers, hsts_max_age_s=settings.http.hsts_max_age_s)
+    install_observability(app, settings.service_name, access_log=settings.log.access_log)
     app.include_router(health_router(settings.service_name, state.readiness))
     return app

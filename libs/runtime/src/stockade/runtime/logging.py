@@ -1,7 +1,9 @@
-"""Structured JSON logging with secrets redacted.
+"""Structured JSON logging with secrets redacted, and the trace id on every line logged inside a trace.
 
 Redaction happens in the formatter, so no handler can leak: API keys (``stk_...``), bearer tokens, passwords and
-any extra field whose name looks secret are replaced by ``[REDACTED]``.
+any extra field whose name looks secret are replaced by ``[REDACTED]``. :class:`TraceContextFilter` (on the
+handler :func:`configure_logging` installs) adds ``trace_id`` and ``span_id`` of the current OpenTelemetry span:
+a request's lines, or a NATS message's handling, can be found by the ``traceparent`` it came with.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import logging
 import re
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import IO, Any
+
+from opentelemetry import trace
 
 _SECRET_KEYS = re.compile(r"(api[_-]?key|password|passwd|secret|token|authorization|cookie|session)", re.I)
 _SECRET_VALUES = [
@@ -80,15 +84,31 @@ class JsonFormatter(logging.Formatter):
 
 
 class RedactingFormatter(logging.Formatter):
-    """Human-readable lines, same redaction."""
+    """Human-readable lines, same redaction (and ``trace=<id>`` at the end inside a trace)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return redact(super().format(record))
+        line = super().format(record)
+        trace_id = getattr(record, "trace_id", None)
+        return redact(f"{line} trace={trace_id}" if trace_id else line)
 
 
-def configure_logging(service: str, level: str = "INFO", json_format: bool = True) -> None:
-    """Install one stderr handler on the root logger (idempotent)."""
-    handler = logging.StreamHandler(sys.stderr)
+class TraceContextFilter(logging.Filter):
+    """Adds ``trace_id`` (32 hex digits) and ``span_id`` of the current span to a record, when there is one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        ctx = trace.get_current_span().get_span_context()
+        if ctx.is_valid:
+            record.trace_id = format(ctx.trace_id, "032x")
+            record.span_id = format(ctx.span_id, "016x")
+        return True
+
+
+def configure_logging(
+    service: str, level: str = "INFO", json_format: bool = True, *, stream: IO[str] | None = None
+) -> None:
+    """Install one handler on the root logger (idempotent), writing to ``stream`` (default: stderr)."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.addFilter(TraceContextFilter())
     handler.setFormatter(
         JsonFormatter(service)
         if json_format

@@ -26,13 +26,15 @@ from typing import Any
 
 from nats.aio.client import Client as NatsClient
 from nats.js.client import JetStreamContext
-from sqlalchemy import JSON, Integer, String, Text, delete, select, update
+from sqlalchemy import JSON, Integer, String, Text, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
 from stockade.contracts import EventEnvelope
 from stockade.contracts.subjects import STREAMS, stream_for
+from stockade.runtime import tracing
 from stockade.runtime.db_types import UtcDateTime, utcnow
+from stockade.runtime.metrics import OUTBOX_FAILURES, OUTBOX_PENDING, OUTBOX_PUBLISHED
 from stockade.runtime.settings import OutboxSettings
 from stockade.runtime.streams import ensure_stream
 
@@ -44,6 +46,7 @@ NatsConnection = Callable[[], Awaitable[NatsClient | None]]
 WARN_EVERY_S = 30.0
 PRUNE_EVERY_S = 60.0
 PUBLISH_TIMEOUT_S = 2.0
+SAMPLE_EVERY_S = 10.0
 
 
 class OutboxColumns:
@@ -59,12 +62,14 @@ class OutboxColumns:
 
 
 def enqueue(session: AsyncSession, table: type[OutboxColumns], event: EventEnvelope) -> None:
-    """Add ``event`` to the outbox ``table`` inside the caller's (still open) transaction."""
+    """Add ``event`` to the outbox ``table`` inside the caller's (still open) transaction. Its headers keep the
+    current trace context (``traceparent``): the relay publishes it later, so the consumer continues the trace of
+    the request that made the change."""
     row = table()
     row.event_id = str(event.event_id)
     row.subject = event.subject
     row.payload = event.model_dump_json()
-    row.headers = event.headers()
+    row.headers = dict(tracing.inject(event.headers()))
     row.created_at = utcnow()
     row.attempts = 0
     session.add(row)
@@ -82,7 +87,9 @@ def given_connection(nc: NatsClient | None) -> NatsConnection:
 class OutboxRelay:
     """Sends the rows of one outbox table to JetStream: ``start()`` once, ``wake()`` after each commit, ``stop()``.
 
-    ``sent`` counts the events this relay has published since it was built.
+    ``sent`` counts the events this relay has published since it was built. Metrics (labelled by table):
+    ``stockade_outbox_published_events_total``, ``stockade_outbox_publish_failures_total`` and
+    ``stockade_outbox_pending_events`` (unsent rows, counted at most every ``SAMPLE_EVERY_S``).
     """
 
     def __init__(
@@ -105,6 +112,10 @@ class OutboxRelay:
         self._failing_since: float | None = None
         self._last_warning = -math.inf
         self._last_prune = -math.inf
+        self._last_sample = -math.inf
+        self._published = OUTBOX_PUBLISHED.labels(self._label)
+        self._failures = OUTBOX_FAILURES.labels(self._label)
+        self._pending = OUTBOX_PENDING.labels(self._label)
         self.sent = 0
 
     def start(self) -> None:
@@ -155,7 +166,11 @@ class OutboxRelay:
 
     async def _round(self) -> None:
         failure: Exception | None = None
-        for step in (self.flush, self._prune_when_due):  # pruning goes on while NATS is away
+        for step in (
+            self.flush,
+            self._prune_when_due,
+            self._sample_when_due,
+        ):  # these go on while NATS is away
             try:
                 await step()
             except Exception as exc:  # NATS or the database is down: keep the rows, retry later
@@ -199,6 +214,7 @@ class OutboxRelay:
                 ).scalars()
                 pending = [(r.event_id, r.subject, r.payload, dict(r.headers)) for r in rows]
             if not pending:
+                self._pending.set(0)  # none unsent at this moment
                 return sent
             nc = await self._connection()
             if nc is None or not nc.is_connected:
@@ -213,11 +229,13 @@ class OutboxRelay:
                     await js.publish(subject, payload.encode(), headers=headers, timeout=PUBLISH_TIMEOUT_S)
                 except Exception:
                     self._streams_ready.clear()  # the server may have lost its streams (new store)
+                    self._failures.inc()
                     await self._count_attempt(event_id)
                     raise
                 await self._mark_sent(event_id)
                 sent += 1
                 self.sent += 1
+                self._published.inc()
 
     async def prune(self) -> int:
         """Delete events sent longer than ``retain_sent_s`` ago; unsent events are never deleted."""
@@ -236,6 +254,22 @@ class OutboxRelay:
         if now - self._last_prune >= min(PRUNE_EVERY_S, self._settings.retain_sent_s):
             await self.prune()
             self._last_prune = now
+
+    async def pending(self) -> int:
+        """Rows committed and not sent yet (also set as ``stockade_outbox_pending_events``)."""
+        table = self._table
+        async with self._sessions() as session:
+            count = await session.scalar(
+                select(func.count()).select_from(table).where(table.sent_at.is_(None))
+            )
+        self._pending.set(int(count or 0))
+        return int(count or 0)
+
+    async def _sample_when_due(self) -> None:
+        now = time.monotonic()
+        if now - self._last_sample >= SAMPLE_EVERY_S:
+            self._last_sample = now
+            await self.pending()
 
     async def _ensure_stream(self, js: JetStreamContext, subject: str) -> None:
         name = stream_for(subject)

@@ -70,6 +70,10 @@ class HttpSettings(BaseModel):
 class LogSettings(BaseModel):
     level: str = Field(default="INFO", description="Root log level.")
     json_format: bool = Field(default=True, description="One JSON object per line (False: human-readable).")
+    access_log: bool = Field(
+        default=False,
+        description="One line per HTTP request (method, route template, status, milliseconds, trace id).",
+    )
 
 
 class OutboxSettings(BaseModel):

@@ -21,6 +21,7 @@ from stockade.contracts import GuardrailEventDeadLettered, GuardrailEventsReceiv
 from stockade.guardrail_ingest.batching import message_limit, split_batch
 from stockade.guardrail_ingest.jetstream import publish_batch
 from stockade.guardrail_ingest.settings import StreamSettings
+from stockade.runtime.tracing import inject
 
 _NAMESPACE = uuid.UUID("0d5c1d2e-7f3b-4a7e-9a51-2f4f2b8e6c11")
 
@@ -80,7 +81,7 @@ async def _publish(
         message.to_bytes(),
         timeout=timeout_s,
         stream=settings.dead_letter_stream,
-        headers=message.headers(),
+        headers=dict(inject(message.headers())),
     )
 
 

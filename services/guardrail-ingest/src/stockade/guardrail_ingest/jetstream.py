@@ -12,6 +12,7 @@ from stockade.contracts import GuardrailEventsReceived
 from stockade.contracts.limits import StreamLimits
 from stockade.guardrail_ingest.settings import StreamSettings
 from stockade.runtime.streams import ensure_stream as ensure_stream_with_limits
+from stockade.runtime.tracing import inject
 
 log = logging.getLogger(__name__)
 
@@ -52,5 +53,5 @@ async def publish_batch(
         message.to_bytes(),
         timeout=timeout_s,
         stream=settings.stream,
-        headers=message.headers(),
+        headers=dict(inject(message.headers())),  # the request's trace goes on to the sink workers
     )

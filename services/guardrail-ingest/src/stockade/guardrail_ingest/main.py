@@ -21,6 +21,7 @@ from stockade.guardrail_ingest.api import router
 from stockade.guardrail_ingest.audit import AUDITED, AuditConsumer
 from stockade.guardrail_ingest.ingest import Ingest
 from stockade.guardrail_ingest.jetstream import ensure_stream
+from stockade.guardrail_ingest.metrics import JetStreamSampler
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
 from stockade.guardrail_ingest.sinks import SinkError
 from stockade.guardrail_ingest.sinks.router import StoreRouter, Stores
@@ -67,6 +68,8 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
                 task.add_done_callback(_log_exit)
             ingest.workers = len(workers)
             state.extras["workers"] = (workers, tasks, sink)
+            sampler = JetStreamSampler(js, settings.jetstream)  # consumer lag and stream sizes for /metrics
+            state.extras["sampler"] = (sampler, asyncio.create_task(sampler.run(), name="jetstream-sampler"))
             if settings.audit.enabled:  # trust rejections and key revocations beside the run events
                 audits = [
                     AuditConsumer(js, sink, lambda: active.db_type, settings.audit, subject)
@@ -83,6 +86,11 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
             await follower.stop()
         for task in list(background):
             task.cancel()
+        sampler, sampler_task = state.extras.pop("sampler", (None, None))
+        if isinstance(sampler, JetStreamSampler):
+            sampler.stop()
+            sampler_task.cancel()
+            await asyncio.gather(sampler_task, return_exceptions=True)
         audits, audit_tasks = state.extras.pop("audit", ([], []))
         for audit in audits:
             audit.stop()

@@ -25,9 +25,12 @@ from pydantic import ValidationError
 
 from stockade.contracts import GuardrailEventsReceived
 from stockade.guardrail_ingest.dead_letters import dead_letter, publish_dead_letter
+from stockade.guardrail_ingest.metrics import STORE_ERRORS, count_stored
 from stockade.guardrail_ingest.settings import StreamSettings
 from stockade.guardrail_ingest.sinks.base import EventSink, SinkError
 from stockade.guardrail_ingest.sinks.router import FixedStore, StoreRouter, Stores
+from stockade.runtime.metrics import DEAD_LETTERS
+from stockade.runtime.tracing import consumer_span
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +158,9 @@ class SinkWorker:
         for msg, batch in decoded:  # each batch goes to the store it was accepted for (README, "Which store")
             by_store.setdefault(batch.db_type, []).append((msg, batch))
         for kind, group in by_store.items():
-            await self._store(kind, group)
+            # The write continues the trace of the (first) batch it stores: its log lines and dead letters carry it.
+            with consumer_span("guardrail.store", group[0][0].headers):
+                await self._store(kind, group)
 
     async def _store(self, kind: str, decoded: list[tuple[Msg, GuardrailEventsReceived]]) -> None:
         """One write of these batches to store ``kind``, then ack (or nak on a store error)."""
@@ -172,6 +177,7 @@ class SinkWorker:
             outcome = await sink.write(list(records.values()), maybe_stored=maybe_stored)
         except SinkError as exc:
             self.stats.store_errors += 1
+            STORE_ERRORS.labels(kind).inc()
             self.stats.last_error = str(exc)
             log.warning(
                 "store %s failed for %d batch(es), redelivering in %ss: %s",
@@ -185,6 +191,11 @@ class SinkWorker:
             return
         self.stats.inserted += outcome.inserted
         self.stats.duplicates += outcome.duplicates + overlap
+        if outcome.inserted:
+            # Every stored record is new unless some were held already (a redelivery after a partial write);
+            # then which ones is unknown and as many as were inserted are counted.
+            stored = [r for event_id, r in records.items() if event_id not in outcome.rejected]
+            count_stored(stored[: outcome.inserted])
         acks: list[Msg] = []
         for msg, batch in decoded:
             refused = [r for r in batch.events if str(r.get("event_id")) in outcome.rejected]
@@ -236,6 +247,7 @@ class SinkWorker:
             await msg.nak(delay=self.settings.retry_delay_s)
             return False
         self.stats.dead_lettered += len(refused)
+        DEAD_LETTERS.labels(self.settings.dead_letter_stream).inc(len(refused))
         log.error(
             "dead-lettered %d event(s) of batch %s after %d deliveries: %s",
             len(refused),

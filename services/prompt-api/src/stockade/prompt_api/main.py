@@ -31,6 +31,7 @@ from stockade.runtime import (
     session_factory,
 )
 from stockade.runtime.db import is_sqlite
+from stockade.runtime.observability import install_observability
 
 _STATUS: dict[type[Exception], tuple[int, str]] = {
     Forbidden: (403, "forbidden"),
@@ -70,6 +71,7 @@ def create_app(settings: PromptApiSettings | None = None, *, configure_logs: boo
     app.state.settings = settings
     install_error_handlers(app)
     install_security_headers(app, hsts_max_age_s=settings.http.hsts_max_age_s)
+    install_observability(app, settings.service_name, access_log=settings.log.access_log)
     for exc_type, (status, code) in _STATUS.items():
         app.add_exception_handler(exc_type, _handler(status, code))
     app.include_router(

@@ -24,9 +24,12 @@ from stockade.contracts import subjects
 from stockade.contracts.limits import StreamLimits
 from stockade.guardrails.trust import InMemoryNonceStore, JetStreamNonceStore, NonceStore
 from stockade.runtime.logging import configure_logging
+from stockade.runtime.metrics import MetricsServer
 from stockade.runtime.nats import install_stop_signals
 from stockade.runtime.streams import ensure_stream
+from stockade.runtime.tracing import configure_tracing, consumer_span, inject
 from stockade.trust_broker.dispatch import ConcurrentSubscription
+from stockade.trust_broker.metrics import count_decision
 from stockade.trust_broker.reloading import EnforcerProvider
 from stockade.trust_broker.service import Decision, TrustBrokerService
 from stockade.trust_broker.settings import TrustBrokerSettings
@@ -87,18 +90,25 @@ class TrustBrokerApp:
         self, subject: str, headers: dict[str, str] | None, body: bytes, reply_to: str
     ) -> Decision:
         assert self.service is not None, "start() first"
-        decision = await self.service.handle(subject, headers, body)
-        # The hot path publishes on the broker's own nats-py connection: same connection, ordering and drain
-        # as FastStream's publisher, without its per-call middleware overhead.
-        nc = self.broker.connection
-        if decision.delivery is not None:
-            d = decision.delivery
-            await nc.publish(d.subject, d.body, headers=d.headers)
-        if decision.rejection is not None:
-            event = decision.rejection
-            await nc.publish(event.subject, event.to_bytes(), headers=event.headers())
-        if reply_to:
-            await nc.publish(reply_to, json.dumps(decision.reply).encode())
+        # A submission that carries a traceparent is verified in its trace, and the delivered message or the
+        # rejection event carries it on; one without pays nothing for tracing.
+        with consumer_span("trust.verify", headers) as span:
+            decision = await self.service.handle(subject, headers, body)
+            count_decision(decision.delivered, decision.rejection.reason if decision.rejection else None)
+            # The hot path publishes on the broker's own nats-py connection: same connection, ordering and drain
+            # as FastStream's publisher, without its per-call middleware overhead.
+            nc = self.broker.connection
+            if decision.delivery is not None:
+                d = decision.delivery
+                await nc.publish(d.subject, d.body, headers=inject(d.headers) if span else d.headers)
+            if decision.rejection is not None:
+                event = decision.rejection
+                event_headers = event.headers()
+                await nc.publish(
+                    event.subject, event.to_bytes(), headers=inject(event_headers) if span else event_headers
+                )
+            if reply_to:
+                await nc.publish(reply_to, json.dumps(decision.reply).encode())
         return decision
 
     def health(self) -> dict[str, Any]:
@@ -160,14 +170,20 @@ def create_app(settings: TrustBrokerSettings) -> TrustBrokerApp:
 
 async def serve(settings: TrustBrokerSettings) -> None:
     configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
+    configure_tracing(settings.service_name)
     app = create_app(settings)
     stop = asyncio.Event()
     install_stop_signals(stop)
-    await app.start()
+    metrics = MetricsServer(settings.http.host, settings.http.port, settings.service_name)
+    await metrics.start()  # /metrics and /healthz (deploy/README.md: keep the port private)
     try:
-        await stop.wait()
+        await app.start()
+        try:
+            await stop.wait()
+        finally:
+            await app.stop()
     finally:
-        await app.stop()
+        await metrics.stop()
 
 
 def main() -> None:

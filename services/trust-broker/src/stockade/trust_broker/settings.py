@@ -14,13 +14,17 @@ from pydantic_settings import SettingsConfigDict
 
 from stockade.contracts import subjects
 from stockade.contracts.limits import BUCKET_MAX_BYTES, STREAM_LIMITS
-from stockade.runtime.settings import ServiceSettings
+from stockade.runtime.settings import HttpSettings, ServiceSettings
 
 
 class TrustBrokerSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="TRUST_BROKER_", env_nested_delimiter="__", extra="ignore")
 
     service_name: str = Field(default="trust-broker", description="Name used in logs and health answers.")
+    http: HttpSettings = Field(
+        default_factory=lambda: HttpSettings(port=8105),
+        description="The listener of GET /metrics and /healthz (the broker has no other HTTP API).",
+    )
     config_path: Path = Field(
         default=Path("trust.yaml"),
         description="YAML with the guardrails.trust section (agents, keys, policy); reloaded when it changes.",
