@@ -3,6 +3,8 @@
 Sources (see ../shared/data/README.md and ../shared/data/injection/README.md for licences and how each was built):
 - every file of ../shared/data/injection (one source per file);
 - ../shared/data/jailbreak (jackhhao/llm-warden, train and test files: one source, ``llm-warden``);
+- ``bench/data/classifier/*.jsonl``: extra public sources fetched for breadth (one source per file, licences in
+  that folder's README); ``evalonly_*.jsonl`` files there are evaluation-only like the four below;
 - ``python-docs``: paragraphs of the docstrings of Python's standard library (PSF licence), benign documents
   full of words like "ignore", "instructions", "system" and "password" used innocently. Taken from the running
   interpreter, so the same Python version gives the same texts.
@@ -31,7 +33,11 @@ if not DATA.exists():
 
 LABELS = ("benign", "injection", "jailbreak", "malicious")
 ATTACKS = LABELS[1:]
-EVAL_ONLY = frozenset({"codealpaca", "alpaca_eval", "donotanswer", "bigpromptlib_system_prompts"})
+EXTRA = Path(__file__).resolve().parent / "data" / "classifier"
+EVAL_ONLY = frozenset(
+    {"codealpaca", "alpaca_eval", "donotanswer", "bigpromptlib_system_prompts"}
+    | {p.stem for p in EXTRA.glob("evalonly_*.jsonl")}
+)
 # Reserved for a separate evaluation (issue 14): never read, never fetched.
 RESERVED = ("JailbreakBench", "tensor-trust", "self-instruct", "jailbreak_llms")
 
@@ -48,13 +54,16 @@ def _norm(text: str) -> str:
 
 
 def load_injection() -> list[Example]:
+    """../shared/data/injection, then the extra sources in bench/data/classifier (one source per file)."""
     out = []
-    for path in sorted((DATA / "injection").glob("*.jsonl")):
+    for path in [*sorted((DATA / "injection").glob("*.jsonl")), *sorted(EXTRA.glob("*.jsonl"))]:
         with path.open(encoding="utf-8") as fh:
             for line in fh:
                 row = json.loads(line)
                 if any(r.lower() in row["source"].lower() for r in RESERVED):
                     raise SystemExit(f"{path.name}: a row names a reserved source ({row['source']})")
+                if row["label"] not in LABELS:
+                    raise SystemExit(f"{path.name}: unknown label {row['label']!r} (one of {LABELS})")
                 out.append(Example(row["text"], row["label"], path.stem))
     return out
 

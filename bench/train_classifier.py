@@ -22,6 +22,7 @@ Evaluation (printed, and written to /tmp/stockade-bench/classifier_eval.json for
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import sys
@@ -373,16 +374,17 @@ def main() -> None:
     tokenizer.no_padding()
     t0 = time.time()
     examples = load_all()
-    embedded = embed_attacks(examples, args.embedded, args.seed) if args.embedded else []
-    examples += [e for e, _, _ in embedded]
-    if args.smoke:
+    if args.smoke:  # before the embedded attacks, which are indexed after the plain texts
         examples = cap_per_source(examples, args.smoke, args.seed)
+    n_embedded = min(args.embedded, args.smoke) if args.smoke else args.embedded
+    embedded = embed_attacks(examples, n_embedded, args.seed) if n_embedded else []
+    examples += [e for e, _, _ in embedded]
     corpus = Corpus(examples, tokenizer)
     log(f"{len(examples)} texts, {sum(map(len, corpus.windows))} windows")
     encoder = Encoder(torch, path)
     if args.cache and args.cache.exists():
         saved = torch.load(args.cache)
-        if saved.get("key") == _cache_key(args):
+        if saved.get("key") == _cache_key(args, examples):
             encoder.cache = saved["windows"]
             log(f"loaded {len(encoder.cache)} cached windows from {args.cache}")
     warden_test = {e.text for e in _warden_test()}
@@ -444,14 +446,16 @@ def main() -> None:
         (OUT / "classifier_eval.json").write_text(json.dumps(report), encoding="utf-8")
         export(torch, encoder, top, screener, thresholds, path, report, args.ship_dir)
     if args.cache:
-        torch.save({"key": _cache_key(args), "windows": encoder.cache}, args.cache)
+        torch.save({"key": _cache_key(args, examples), "windows": encoder.cache}, args.cache)
     report["minutes"] = round((time.time() - t0) / 60, 1)
     (OUT / "classifier_eval.json").write_text(json.dumps(report), encoding="utf-8")
     log(f"done in {report['minutes']} min; report in {OUT / 'classifier_eval.json'}")
 
 
-def _cache_key(args: Any) -> str:
-    return f"frozen={FROZEN} window={WINDOW} stride={STRIDE} smoke={args.smoke}"
+def _cache_key(args: Any, examples: list[Example]) -> str:
+    """The cache holds windows by (text index, window index): valid only for the same texts in the same order."""
+    digest = hashlib.sha256("\0".join(e.text for e in examples).encode()).hexdigest()[:16]
+    return f"frozen={FROZEN} window={WINDOW} stride={STRIDE} smoke={args.smoke} data={digest}"
 
 
 def _warden_test() -> list[Example]:
