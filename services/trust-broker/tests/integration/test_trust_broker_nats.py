@@ -343,3 +343,55 @@ async def test_concurrent_distinct_messages_each_arrive_once_with_their_own_iden
     await quiet()
     received = {m.headers[wire.NONCE]: (m.headers[wire.SENDER], m.data) for m in agents["executor"].inbox}
     assert received == sent
+
+
+def _decisions(outcome: str, reason: str) -> float:
+    from prometheus_client import REGISTRY
+
+    value = REGISTRY.get_sample_value(
+        "stockade_trust_decisions_total", {"outcome": outcome, "reason": reason}
+    )
+    return value or 0.0
+
+
+async def test_decisions_are_counted_by_outcome_and_reason(brokers, agents, rejections, signer):
+    verifier, _ = signer
+    payload = b'{"task": "count me"}'
+    verified, forged = _decisions("verified", "ok"), _decisions("rejected", "payload_mismatch")
+    env = verifier.sign("planner", "executor", payload)
+    assert (await agents["planner"].submit("executor", env.to_json(), payload))["status"] == "delivered"
+    tampered = verifier.sign("planner", "executor", payload)
+    reply = await agents["planner"].submit("executor", tampered.to_json(), payload + b"!")
+    assert reply["reason"] == "payload_mismatch"
+    assert _decisions("verified", "ok") == verified + 1
+    assert _decisions("rejected", "payload_mismatch") == forged + 1
+
+
+async def test_a_submissions_traceparent_goes_on_to_the_delivery_and_the_rejection(
+    brokers, agents, rejections, signer, trust_nats, nats_password_of
+):
+    verifier, _ = signer
+    trace_id = "0af7651916cd43dd8448eb211c80319c"
+    traceparent = f"00-{trace_id}-b7ad6b7169203331-01"
+    payload = b'{"task": "traced"}'
+    observer = await nats.connect(trust_nats.url, user="observer", password=nats_password_of("observer"))
+    rejected: list[Any] = []
+
+    async def collect(msg: Any) -> None:
+        rejected.append(msg)
+
+    try:
+        await observer.subscribe(subjects.TRUST_REJECTED, cb=collect)
+        await observer.flush()
+        planner = agents["planner"].nc
+        good = verifier.sign("planner", "executor", payload).to_json()
+        bad = verifier.sign("planner", "executor", payload).to_json()
+        for envelope, body in ((good, payload), (bad, payload + b"!")):
+            headers = {wire.ATTESTATION: envelope, "traceparent": traceparent}
+            await planner.request(subjects.trust_submit("executor"), body, headers=headers, timeout=5)
+        await settle(lambda: len(agents["executor"].inbox) == 1 and len(rejected) == 1)
+    finally:
+        await observer.close()
+    for msg in (agents["executor"].inbox[0], rejected[0]):
+        version, carried, parent, flags = msg.headers["traceparent"].split("-")
+        assert (version, carried, flags) == ("00", trace_id, "01") and parent != "b7ad6b7169203331"

@@ -42,6 +42,7 @@ class TrustBrokerApp:
 
     def __init__(self, settings: TrustBrokerSettings) -> None:
         self.settings = settings
+        configure_tracing(settings.service_name)  # once per process; exports only when OTEL_* asks
         nats = settings.nats
         security = None
         if nats.user:
@@ -170,7 +171,6 @@ def create_app(settings: TrustBrokerSettings) -> TrustBrokerApp:
 
 async def serve(settings: TrustBrokerSettings) -> None:
     configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
-    configure_tracing(settings.service_name)
     app = create_app(settings)
     stop = asyncio.Event()
     install_stop_signals(stop)
