@@ -25,3 +25,11 @@ class InvalidPath(PromptApiError):
 
 class BodyTooLarge(PromptApiError):
     """The request body is over the limit (413)."""
+
+
+class NotUnderReview(InvalidContent):
+    """A proposal on a project that publishes directly (422: publish instead)."""
+
+
+class AlreadyDecided(InvalidContent):
+    """An approval or rejection of a proposal that is no longer pending (422)."""

@@ -17,7 +17,7 @@ from stockade.prompt_api import migrate
 from stockade.prompt_api.errors import BodyTooLarge, Forbidden, InvalidContent, InvalidPath, NotFound
 from stockade.prompt_api.outbox import OutboxRelay
 from stockade.prompt_api.read_path import ActivePromptReader, PostgresReader, SqlAlchemyReader
-from stockade.prompt_api.routes import prompts, skills
+from stockade.prompt_api.routes import prompts, reviews, skills
 from stockade.prompt_api.settings import PromptApiSettings
 from stockade.runtime import (
     configure_logging,
@@ -79,6 +79,7 @@ def create_app(settings: PromptApiSettings | None = None, *, configure_logs: boo
     )
     app.include_router(prompts.router)
     app.include_router(skills.router)
+    app.include_router(reviews.router)
     return app
 
 

@@ -180,10 +180,50 @@ async def history(
     return [_public(project_id, prompt_name, v) for v in rows], (rows[-1].version if more else None)
 
 
-async def _authorise_publish(session: AsyncSession, principal: KeyPrincipal, project_id: str) -> None:
+async def authorise_publish(session: AsyncSession, principal: KeyPrincipal, project_id: str) -> None:
     decision = can_publish(principal, await project_access(session, principal.owner_id, project_id))
     if not decision.allowed:
         raise Forbidden(decision.reason)
+
+
+async def insert_version(
+    session: AsyncSession,
+    published_by: str,
+    project_id: str,
+    prompt_name: str,
+    content: Any,
+    config: Any,
+    commit_message: str | None,
+) -> PromptVersionPublic:
+    """Inside the caller's transaction: allocate the version, insert it, move the active pointer, enqueue the
+    event."""
+    sha = content_sha256(content, config)
+    prompt_id, version = await versioning.next_version(session, Prompt, project_id, prompt_name)
+    row = PromptVersion(
+        id=new_id(),
+        prompt_id=prompt_id,
+        version=version,
+        content=content,
+        config=config,
+        sha256=sha,
+        commit_message=commit_message,
+        published_by=published_by,
+        published_at=utcnow(),
+    )
+    session.add(row)
+    await session.flush()
+    await versioning.activate(session, Prompt, prompt_id, version)
+    outbox.enqueue(
+        session,
+        PromptPublished(
+            project_id=project_id,
+            prompt_name=prompt_name,
+            version=version,
+            sha256=sha,
+            published_by=published_by,
+        ),
+    )
+    return _public(project_id, prompt_name, row)
 
 
 async def _write_version(
@@ -195,35 +235,19 @@ async def _write_version(
     config: Any,
     commit_message: str | None,
 ) -> PromptVersionPublic:
-    """One transaction: allocate the version, insert it, move the active pointer, enqueue the event."""
-    sha = content_sha256(content, config)
+    """One transaction: :func:`insert_version`."""
     async with sessions() as session, session.begin():
-        prompt_id, version = await versioning.next_version(session, Prompt, project_id, prompt_name)
-        row = PromptVersion(
-            id=new_id(),
-            prompt_id=prompt_id,
-            version=version,
-            content=content,
-            config=config,
-            sha256=sha,
-            commit_message=commit_message,
-            published_by=principal.owner_id,
-            published_at=utcnow(),
+        return await insert_version(
+            session, principal.owner_id, project_id, prompt_name, content, config, commit_message
         )
-        session.add(row)
-        await session.flush()
-        await versioning.activate(session, Prompt, prompt_id, version)
-        outbox.enqueue(
-            session,
-            PromptPublished(
-                project_id=project_id,
-                prompt_name=prompt_name,
-                version=version,
-                sha256=sha,
-                published_by=principal.owner_id,
-            ),
+
+
+def check_size(content: Any, config: Any, limits: LimitSettings) -> None:
+    size = len(json.dumps({"content": content, "config": config}).encode())
+    if size > limits.max_prompt_bytes:
+        raise InvalidContent(
+            f"prompt content and config are {size} bytes; the limit is {limits.max_prompt_bytes}"
         )
-    return _public(project_id, prompt_name, row)
 
 
 async def publish(
@@ -233,13 +257,9 @@ async def publish(
     limits: LimitSettings,
 ) -> PromptVersionPublic:
     content = body.content if isinstance(body.content, str) else [m.model_dump() for m in body.content]
-    size = len(json.dumps({"content": content, "config": body.config}).encode())
-    if size > limits.max_prompt_bytes:
-        raise InvalidContent(
-            f"prompt content and config are {size} bytes; the limit is {limits.max_prompt_bytes}"
-        )
+    check_size(content, body.config, limits)
     async with sessions() as session:
-        await _authorise_publish(session, principal, body.project_id)
+        await authorise_publish(session, principal, body.project_id)
     return await _write_version(
         sessions, principal, body.project_id, body.prompt_name, content, body.config, body.commit_message
     )
@@ -255,7 +275,7 @@ async def rollback(
 ) -> PromptVersionPublic:
     """Publish an earlier version's content as a new active version, under the same rules as publish."""
     async with sessions() as session:
-        await _authorise_publish(session, principal, project_id)
+        await authorise_publish(session, principal, project_id)
         old = (
             await session.execute(
                 select(PromptVersion)

@@ -44,6 +44,46 @@ class PromptRollback(BaseModel):
     commit_message: StorableStr | None = Field(default=None, max_length=2000)
 
 
+class PromptProposalCreate(BaseModel):
+    """A version proposed for review on a Manual review project (the prompt's name is in the path)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    project_id: ProjectId
+    content: str | list[ChatMessage] = Field(description="Text, or chat messages with roles.")
+    config: dict[str, Any] | None = Field(
+        default=None, description="Model settings (model, temperature, ...)."
+    )
+    commit_message: StorableStr | None = Field(default=None, max_length=2000)
+
+
+class ReviewDecision(BaseModel):
+    """An approver's decision on a pending proposal; a rejection needs a comment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    project_id: ProjectId
+    comment: StorableStr | None = Field(default=None, max_length=2000)
+
+
+class PromptProposalPublic(BaseModel):
+    id: str
+    project_id: str
+    prompt_name: str
+    status: Literal["pending", "approved", "rejected"]
+    content: str | list[dict[str, Any]]
+    config: dict[str, Any] | None
+    sha256: str
+    commit_message: str | None
+    base_version: int | None = Field(description="The prompt's active version when this was proposed.")
+    proposed_by: str
+    proposed_at: datetime
+    decided_by: str | None
+    decided_at: datetime | None
+    comment: str | None
+    version: int | None = Field(description="The version it became, once approved.")
+
+
 class PromptVersionPublic(BaseModel):
     project_id: str
     prompt_name: str

@@ -48,6 +48,30 @@ class PromptVersion(Base):
     published_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
+class PromptProposal(Base):
+    """A version proposed on a Manual review project: pending until an approver approves (it becomes the next
+    version, active) or rejects it (with a comment). Version numbers are only allocated on approval."""
+
+    __tablename__ = "prompt_proposals"
+    __table_args__ = (Index("ix_prompt_proposals_project_id_status", "project_id", "status", "proposed_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    project_id: Mapped[str] = mapped_column(String(32))
+    prompt_name: Mapped[str] = mapped_column(String(128))
+    content: Mapped[Any] = mapped_column(JSON)
+    config: Mapped[Any] = mapped_column(JSON, nullable=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    commit_message: Mapped[str | None] = mapped_column(Text, default=None)
+    base_version: Mapped[int | None] = mapped_column(Integer, default=None)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    proposed_by: Mapped[str] = mapped_column(String(32))
+    proposed_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    decided_by: Mapped[str | None] = mapped_column(String(32), default=None)
+    decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    comment: Mapped[str | None] = mapped_column(Text, default=None)
+    version: Mapped[int | None] = mapped_column(Integer, default=None)
+
+
 class Skill(Base):
     __tablename__ = "skills"
     __table_args__ = (UniqueConstraint("project_id", "name", name="uq_skills_project_id_name"),)
