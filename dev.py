@@ -10,6 +10,7 @@ Needs only python3 (3.11+) and the package registries. Everything is installed i
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shutil
 import subprocess
@@ -212,6 +213,35 @@ def ensure_containers() -> None:
         print("    docker.io / docker-compose / mmdebstrap not found: the compose test will be skipped.")
 
 
+def ensure_promtool() -> None:
+    """promtool checks deploy/prometheus/prometheus.yml and the Grafana dashboard's queries
+    (tests/deploy/test_observability_config.py). Only the binary is taken from Debian's prometheus package
+    (``apt-get download``, no root) into the venv: installing the package would also start a Prometheus server."""
+    if shutil.which("promtool") or (BIN / "promtool").exists():
+        return
+    apt, dpkg = shutil.which("apt-get"), shutil.which("dpkg-deb")
+    if apt is None or dpkg is None:
+        print("    promtool not found (no apt-get): the deploy config checks by promtool will be skipped.")
+        return
+    step("extracting promtool from Debian's prometheus package (deploy config checks)")
+    with tempfile.TemporaryDirectory() as tmp:
+        fetched = subprocess.run([apt, "download", "-qq", "prometheus"], cwd=tmp, check=False)
+        debs = list(Path(tmp).glob("prometheus_*.deb"))
+        if fetched.returncode != 0 or not debs:
+            print(
+                "    apt-get download prometheus failed: the deploy config checks by promtool will be skipped."
+            )
+            return
+        tar = subprocess.run([dpkg, "--fsys-tarfile", str(debs[0])], check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+            member = archive.getmember("./usr/bin/promtool")
+            source = archive.extractfile(member)
+            assert source is not None
+            target = BIN / "promtool"
+            target.write_bytes(source.read())
+            target.chmod(0o755)
+
+
 def cmd_up(args: list[str]) -> int:
     ensure_venv()
     sync(dev=False)
@@ -233,6 +263,7 @@ def cmd_test(args: list[str]) -> int:
     ensure_postgres()
     ensure_browser()
     ensure_containers()
+    ensure_promtool()
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     step("ruff (lint)")
     run([BIN / "ruff", "check", "."], env=env)
