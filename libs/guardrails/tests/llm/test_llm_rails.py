@@ -187,3 +187,13 @@ async def test_tool_calls_are_returned_for_authorization(system: GuardrailSystem
     assert (await rails.agenerate("weather?")).tool_calls == [call]
     blocked = await rails.agenerate("weather?")
     assert blocked.blocked_at == "output" and blocked.tool_calls == []
+
+
+async def test_an_unknown_option_is_refused_before_anything_runs(system: GuardrailSystem) -> None:
+    provider = FakeModelProvider(["never"])
+    rails = LLMRails(provider=provider, system=system)
+    with pytest.raises(TypeError, match="sesion_id"):
+        await rails.agenerate("hello", sesion_id="s1")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="sesion_id"):
+        rails.astream("hello", sesion_id="s1")  # type: ignore[call-arg]
+    assert provider.calls == 0

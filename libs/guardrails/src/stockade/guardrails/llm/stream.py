@@ -5,21 +5,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
 
 from stockade.guardrails.errors import GuardrailError
-from stockade.guardrails.llm.messages import ChatRequest, TokenUsage
+from stockade.guardrails.llm import steps
+from stockade.guardrails.llm.call import Call
+from stockade.guardrails.llm.messages import TokenUsage
 from stockade.guardrails.llm.providers.base import StreamChunk
 from stockade.guardrails.llm.result import GenerationResult
 from stockade.guardrails.llm.streaming import HeldBackWindow
 from stockade.guardrails.verdict import Action, Verdict
-
-if TYPE_CHECKING:
-    from stockade.guardrails.llm.rails import LLMRails
-
-
-def _ms(start: float) -> float:
-    return (time.perf_counter() - start) * 1e3
 
 
 async def _pulled(chunks: Iterator[StreamChunk]) -> AsyncGenerator[StreamChunk, None]:
@@ -37,16 +31,8 @@ class RailsStream:
     """Iterator (``async for``, or ``for`` outside an event loop) of released text; ``result`` holds the aggregated
     result once iteration ended."""
 
-    def __init__(
-        self,
-        rails: LLMRails,
-        request: ChatRequest,
-        session_id: str | None,
-        run_id: str | None,
-        metadata: dict[str, Any] | None,
-    ) -> None:
-        self._rails, self._request = rails, request
-        self._session_id, self._run_id, self._metadata = session_id, run_id, metadata
+    def __init__(self, rails: steps.RailsParts, call: Call, window_chars: int) -> None:
+        self._rails, self._call, self._window_chars = rails, call, window_chars
         self.result: GenerationResult | None = None
         self.window: HeldBackWindow | None = None
 
@@ -77,22 +63,24 @@ class RailsStream:
             loop.close()
 
     async def _run(self, *, sync_model: bool = False) -> AsyncGenerator[str, None]:
-        rails, sid, meta = self._rails, self._session_id, self._metadata
+        rails, call = self._rails, self._call
         total = time.perf_counter()
-        result = rails._new_result()
+        result = steps.new_result(rails)
         self.result = result
         try:
-            sendable = await rails._input_rails(self._request, result, sid, self._run_id, meta)
+            sendable = await steps.input_rails(rails, call, result)
             if sendable is None:
                 return
 
             async def check(text: str) -> Verdict:
-                return await rails.system.check_output(text, session_id=sid, metadata=meta)
+                return await rails.system.check_output(
+                    text, session_id=call.session_id, metadata=call.metadata
+                )
 
-            window = self.window = HeldBackWindow(check, rails.stream_window_chars)
+            window = self.window = HeldBackWindow(check, self._window_chars)
             usage = TokenUsage()
             # On the sync iteration's private loop the catalogue answers from its cache only (else YAML).
-            prices = await rails._prices_in_force()
+            prices = await steps.prices_in_force(rails)
             start = time.perf_counter()
             result.model_called = True
             # Sync iteration runs on a private loop: use the provider's sync client (its async one may hold
@@ -114,7 +102,7 @@ class RailsStream:
                 close = getattr(chunks, "aclose", None)
                 if close is not None:  # stop the provider's stream (and its HTTP response) at once
                     await close()
-            result.timings_ms["model"] = _ms(start)
+            result.timings_ms["model"] = steps.ms_since(start)
             if not window.blocked:
                 rest = await window.finish()
                 if rest:
@@ -123,11 +111,11 @@ class RailsStream:
                 usage = usage.model_copy(
                     update={"output_tokens": rails.policies.budget.counter.count_text(window.received)}
                 )
-            rails._account(result, usage, self._run_id, prices)
+            steps.account(rails, result, usage, call.run_id, prices)
             if window.verdict is not None:
                 result.verdicts["output"] = window.verdict
             if window.blocked:
-                rails._block(
+                steps.block(
                     result, "output", (window.verdict and window.verdict.error) or "output rails blocked"
                 )
                 result.text = window.released or None
@@ -136,4 +124,4 @@ class RailsStream:
                 if window.verdict is not None and window.verdict.action is Action.MASK:
                     result.error = window.verdict.error
         finally:
-            rails._finish(result, total, sid, self._run_id)
+            steps.finish(rails, call, result, total)
