@@ -252,3 +252,36 @@ async def test_sent_rows_are_pruned_after_the_retention_unsent_rows_never(sessio
         assert [(r.event_id, r.sent_at) for r in left] == [(unsent, None)]
     finally:
         await nc.close()
+
+
+async def test_backlog_and_publishes_are_metrics_and_rows_keep_the_trace(sessions, nats_server_factory):
+    from prometheus_client import REGISTRY
+
+    from stockade.runtime.tracing import consumer_span
+
+    def metric(name: str) -> float:
+        return REGISTRY.get_sample_value(name, {"table": "test_outbox"}) or 0.0
+
+    trace_id = "7bf92f3577b34da6a3ce929d0e0e4736"
+    with consumer_span("test", {"traceparent": f"00-{trace_id}-b7ad6b7169203331-01"}):
+        await add_events(sessions, model_changed(1), model_changed(2))
+    await add_events(sessions, model_changed(3))  # outside a trace: no traceparent
+    stored = await rows(sessions)
+    assert [r.headers.get("traceparent", "").split("-")[1:2] for r in stored] == [[trace_id], [trace_id], []]
+
+    away = OutboxRelay(sessions, Outbox, given_connection(None), OutboxSettings())
+    assert await away.pending() == 3 and metric("stockade_outbox_pending_events") == 3
+    server = nats_server_factory()
+    nc = await nats.connect(server.url)
+    try:
+        published = metric("stockade_outbox_published_events_total")
+        relay = OutboxRelay(sessions, Outbox, given_connection(nc), OutboxSettings())
+        assert await relay.flush() == 3
+        assert metric("stockade_outbox_published_events_total") == published + 3
+        assert metric("stockade_outbox_pending_events") == 0
+        sub = await nc.jetstream().subscribe(MODEL_CHANGED, ordered_consumer=True)
+        first = await sub.next_msg(timeout=5)
+        await sub.unsubscribe()
+        assert first.headers["traceparent"].split("-")[1] == trace_id
+    finally:
+        await nc.close()
