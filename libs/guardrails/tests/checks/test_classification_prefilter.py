@@ -11,8 +11,12 @@ import pytest
 from stockade.guardrails import Action
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.classification.check import ClassificationCheck
-from stockade.guardrails.checks.classification.fit import fit_prefilter, fit_router
-from stockade.guardrails.checks.classification.prefilter import lower_quantile, upper_quantile
+from stockade.guardrails.checks.classification.fit import (
+    fit_prefilter,
+    fit_router,
+    lower_quantile,
+    upper_quantile,
+)
 from stockade.guardrails.checks.classification.router import Band, RouterModel, top_k_mean, top_k_means
 from stockade.guardrails.checks.config import ClassificationConfig, RouteConfig, Stage
 from stockade.guardrails.testing import FakeEncoder

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from stockade.guardrails.checks.classification.encoders import SentenceTransformerEncoder, build_encoder
-from stockade.guardrails.checks.classification.fit import encoder_fingerprint
+from stockade.guardrails.checks.classification.encoders import (
+    SentenceTransformerEncoder,
+    build_encoder,
+    encoder_fingerprint,
+)
 from stockade.guardrails.checks.classification.onnx_encoder import (
     OnnxSentenceEncoder,
     cached_export,

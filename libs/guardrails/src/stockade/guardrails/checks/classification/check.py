@@ -10,8 +10,13 @@ import logging
 import os
 
 from stockade.guardrails.checks.base import CheckContext, ContentCheck
-from stockade.guardrails.checks.classification.encoders import Encoder, build_encoder, build_prefilter_encoder
-from stockade.guardrails.checks.classification.fit import encode_all, encoder_fingerprint
+from stockade.guardrails.checks.classification.encoders import (
+    Encoder,
+    build_encoder,
+    build_prefilter_encoder,
+    encode_all,
+    encoder_fingerprint,
+)
 from stockade.guardrails.checks.classification.prefilter import Decision, Prefilter
 from stockade.guardrails.checks.classification.router import Route, RouterModel, Scorer
 from stockade.guardrails.checks.classification.routes import default_routes

@@ -42,6 +42,25 @@ def normalise(vec: list[float]) -> list[float]:
     return [v / norm for v in vec]
 
 
+async def encode_all(encoder: Encoder, texts: list[str], batch: int = 64) -> list[list[float]]:
+    out: list[list[float]] = []
+    for i in range(0, len(texts), batch):
+        out.extend(await encoder.encode(texts[i : i + batch]))
+    return out
+
+
+def encoder_fingerprint(config: ClassificationConfig) -> str:
+    """Which encoder (type, model, sequence length, int8) a fitted router was fitted with."""
+    kind = resolve_encoder_type(config)
+    detail = {
+        "minilm": "all-MiniLM-L6-v2",
+        "sentence_transformers": config.model_path,
+        "openai": config.openai.model,
+    }
+    suffix = ":int8" if runs_int8(config) else ""
+    return f"{kind.value}:{detail[kind.value]}:{config.max_seq_length}{suffix}"
+
+
 class SentenceTransformerEncoder:
     """A local sentence-transformers model (loaded once per process and path)."""
 

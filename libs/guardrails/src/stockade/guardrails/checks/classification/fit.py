@@ -24,10 +24,9 @@ from stockade.guardrails.checks.classification.encoders import (
     Encoder,
     build_encoder,
     build_prefilter_encoder,
-    resolve_encoder_type,
-    runs_int8,
+    encode_all,
+    encoder_fingerprint,
 )
-from stockade.guardrails.checks.classification.prefilter import lower_quantile, upper_quantile
 from stockade.guardrails.checks.classification.router import (
     Band,
     PrefilterBands,
@@ -48,13 +47,6 @@ class RouteFit:
     precision: float
     recall: float
     fpr: float
-
-
-async def encode_all(encoder: Encoder, texts: list[str], batch: int = 64) -> list[list[float]]:
-    out: list[list[float]] = []
-    for i in range(0, len(texts), batch):
-        out.extend(await encoder.encode(texts[i : i + batch]))
-    return out
 
 
 async def fit_router(
@@ -153,6 +145,21 @@ async def fit_prefilter(
         for i in range(len(texts))
     )
     return PrefilterBands(fingerprint, bands), undecided / max(1, len(texts))
+
+
+def lower_quantile(values: list[float], fraction: float) -> float:
+    """The largest cut with at most ``fraction`` of ``values`` strictly below it."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else -math.inf
+
+
+def upper_quantile(values: list[float], fraction: float) -> float:
+    """The smallest cut with at most ``fraction`` of ``values`` at or above it."""
+    ordered = sorted(values, reverse=True)
+    allowed = int(fraction * len(ordered))
+    if allowed >= len(ordered):
+        return -math.inf
+    return math.nextafter(ordered[allowed], math.inf)
 
 
 def _best_threshold(
@@ -268,17 +275,6 @@ async def fit_all(
         )
         report["prefilter"] = {**model.prefilter.to_json(), "escalated_share_of_training_texts": escalated}
     return model, report
-
-
-def encoder_fingerprint(config: ClassificationConfig) -> str:
-    kind = resolve_encoder_type(config)
-    detail = {
-        "minilm": "all-MiniLM-L6-v2",
-        "sentence_transformers": config.model_path,
-        "openai": config.openai.model,
-    }
-    suffix = ":int8" if runs_int8(config) else ""
-    return f"{kind.value}:{detail[kind.value]}:{config.max_seq_length}{suffix}"
 
 
 if __name__ == "__main__":

@@ -15,10 +15,9 @@ by the prefilter; a text with any route inside its band goes to the full encoder
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from stockade.guardrails.checks.classification.encoders import Encoder
+from stockade.guardrails.checks.classification.encoders import Encoder, encode_all
 from stockade.guardrails.checks.classification.router import PrefilterBands, Route, RouterModel, Scorer
 
 
@@ -38,8 +37,6 @@ class Prefilter:
 
     @classmethod
     async def build(cls, encoder: Encoder, bands: PrefilterBands, model: RouterModel) -> Prefilter:
-        from stockade.guardrails.checks.classification.fit import encode_all
-
         static = RouterModel(
             routes=[
                 Route(r.name, r.utterances, r.threshold, r.action, await encode_all(encoder, r.utterances))
@@ -65,18 +62,3 @@ class Prefilter:
             elif score >= band.low:
                 return None
         return Decision(fired, scores)
-
-
-def lower_quantile(values: list[float], fraction: float) -> float:
-    """The largest cut with at most ``fraction`` of ``values`` strictly below it."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else -math.inf
-
-
-def upper_quantile(values: list[float], fraction: float) -> float:
-    """The smallest cut with at most ``fraction`` of ``values`` at or above it."""
-    ordered = sorted(values, reverse=True)
-    allowed = int(fraction * len(ordered))
-    if allowed >= len(ordered):
-        return -math.inf
-    return math.nextafter(ordered[allowed], math.inf)
