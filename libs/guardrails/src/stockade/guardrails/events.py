@@ -62,3 +62,14 @@ class ListRecorder:
 
     def record(self, event: GuardrailEvent) -> None:
         self.events.append(event)
+
+
+class TeeRecorder:
+    """Records every event to several recorders (e.g. the caller's recorder and the storage hook)."""
+
+    def __init__(self, *recorders: EventRecorder) -> None:
+        self.recorders = recorders
+
+    def record(self, event: GuardrailEvent) -> None:
+        for recorder in self.recorders:
+            recorder.record(event)

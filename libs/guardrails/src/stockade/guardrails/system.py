@@ -18,9 +18,9 @@ from stockade.guardrails.checks.registry import CheckSlot, build_enabled
 from stockade.guardrails.checks.runner import run_checks, warm
 from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.errors import GuardrailError
-from stockade.guardrails.events import EventRecorder, NullRecorder
+from stockade.guardrails.events import EventRecorder, NullRecorder, TeeRecorder
 from stockade.guardrails.policies import Approval, PolicyEngine, ToolCallTicket
-from stockade.guardrails.storage.hook import GuardrailsStorageHook, TeeRecorder
+from stockade.guardrails.storage.hook import GuardrailsStorageHook
 from stockade.guardrails.storage.result import FlushResult
 from stockade.guardrails.verdict import Verdict
 

@@ -4,9 +4,10 @@
 ``BackendGuardrailSink`` to guardrail-ingest. Everything here works with no server while storage is disabled.
 """
 
+from stockade.guardrails.events import TeeRecorder
 from stockade.guardrails.storage.config import StorageConfig
 from stockade.guardrails.storage.context import ENV_VARS, RunLinks
-from stockade.guardrails.storage.hook import GuardrailsStorageHook, TeeRecorder
+from stockade.guardrails.storage.hook import GuardrailsStorageHook
 from stockade.guardrails.storage.result import FlushResult, FlushStatus, SendOutcome
 from stockade.guardrails.storage.sink import BackendGuardrailSink
 from stockade.guardrails.storage.wire import (

@@ -17,11 +17,11 @@ import threading
 import uuid
 from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from stockade.guardrails.events import EventRecorder, GuardrailEvent
+from stockade.guardrails.events import GuardrailEvent
+from stockade.guardrails.storage.buffer import BufferedRun
 from stockade.guardrails.storage.config import StorageConfig
 from stockade.guardrails.storage.context import RunLinks
 from stockade.guardrails.storage.result import FlushResult, FlushStatus
@@ -29,25 +29,6 @@ from stockade.guardrails.storage.sink import BackendGuardrailSink
 from stockade.guardrails.storage.wire import RunInfo
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class _Run:
-    run_id: str
-    links: RunLinks
-    started_at: datetime
-    events: list[GuardrailEvent] = field(default_factory=list)
-    dropped: int = 0
-    ended_at: datetime | None = None
-
-    def info(self) -> RunInfo:
-        return RunInfo(
-            run_id=self.run_id,
-            **self.links.as_fields(),
-            started_at=self.started_at,
-            ended_at=self.ended_at,
-            dropped_events=self.dropped,
-        )
 
 
 class GuardrailsStorageHook:
@@ -64,8 +45,8 @@ class GuardrailsStorageHook:
         self.sink = sink or BackendGuardrailSink(self.config)
         self._links = RunLinks.from_env(environ)
         self._staged: RunLinks | None = None
-        self._open: dict[str, _Run] = {}
-        self._pending: dict[str, _Run] = {}
+        self._open: dict[str, BufferedRun] = {}
+        self._pending: dict[str, BufferedRun] = {}
         self._current: ContextVar[str | None] = ContextVar(f"stockade_run_{id(self)}", default=None)
         self._lock = threading.Lock()
         self.unrouted = 0
@@ -131,7 +112,7 @@ class GuardrailsStorageHook:
                 self._staged = None
             if labels:
                 links = links.merged(labels)
-            self._open[run_id] = _Run(run_id, links, datetime.now(UTC))
+            self._open[run_id] = BufferedRun(run_id, links, datetime.now(UTC))
         self._current.set(run_id)
         return run_id
 
@@ -237,7 +218,7 @@ class GuardrailsStorageHook:
             return list(run.events) if run else []
 
     # -- internals ----------------------------------------------------------------------------------------
-    def _route(self, event: GuardrailEvent) -> _Run | None:
+    def _route(self, event: GuardrailEvent) -> BufferedRun | None:
         if event.run_id is not None and event.run_id in self._open:
             return self._open[event.run_id]
         current = self._current.get()
@@ -247,7 +228,7 @@ class GuardrailsStorageHook:
             return next(iter(self._open.values()))
         return None
 
-    async def _flush(self, run: _Run) -> FlushResult:
+    async def _flush(self, run: BufferedRun) -> FlushResult:
         if not self.config.enabled:
             return FlushResult(run.run_id, FlushStatus.DISABLED)
         if not run.events:
@@ -289,14 +270,3 @@ class GuardrailsStorageHook:
             db_type=outcome.db_type,
             error=outcome.error,
         )
-
-
-class TeeRecorder:
-    """Records every event to several recorders (the caller's recorder and the storage hook)."""
-
-    def __init__(self, *recorders: EventRecorder) -> None:
-        self.recorders = recorders
-
-    def record(self, event: GuardrailEvent) -> None:
-        for recorder in self.recorders:
-            recorder.record(event)

@@ -1,0 +1,31 @@
+"""One run's buffer in the storage hook: its links, its events not yet sent, and how many were dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from stockade.guardrails.events import GuardrailEvent
+from stockade.guardrails.storage.context import RunLinks
+from stockade.guardrails.storage.wire import RunInfo
+
+
+@dataclass
+class BufferedRun:
+    """An open run, or a closed one whose flush failed (its unsent events wait for a retry)."""
+
+    run_id: str
+    links: RunLinks
+    started_at: datetime
+    events: list[GuardrailEvent] = field(default_factory=list)
+    dropped: int = 0
+    ended_at: datetime | None = None
+
+    def info(self) -> RunInfo:
+        return RunInfo(
+            run_id=self.run_id,
+            **self.links.as_fields(),
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+            dropped_events=self.dropped,
+        )
