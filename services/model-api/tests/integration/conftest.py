@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -297,3 +298,158 @@ async def served_runs(
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, timeout=30)
+
+
+# --- prompts and skills: prompt-api and the console, both on real sockets, one PostgreSQL database ------------
+SKILL_MD = """---
+name: refund-policy
+description: {description}
+allowed-tools: [Read]
+---
+# Refunds
+
+{body}
+"""
+
+
+@asynccontextmanager
+async def serve(app: Any, port: int) -> AsyncIterator[str]:
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
+    task = asyncio.create_task(server.serve())
+    try:
+        for _ in range(400):
+            if server.started:
+                break
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, timeout=30)
+
+
+@dataclass
+class PromptWorld:
+    """The console (``base_url``) and prompt-api (``prompt_api``) over one database.
+
+    Projects: ``shop`` (direct flow: prompt ``greeting`` v1, v2; skill ``refund-policy`` v1, v2) and ``legal``
+    (Manual review: prompt ``terms`` v1, and two pending proposals by ``author``). ``reviewer`` is a member of
+    both and holds the approver tag on ``legal``; ``author`` is a member of ``legal`` only, without the tag.
+    Everyone signs in with the same password; each has a write key.
+    """
+
+    base_url: str
+    prompt_api: str
+    shop: str
+    legal: str
+    reviewer: str
+    author: str
+    outsider: str
+    keys: dict[str, str]
+    password: str = "correct horse battery staple"
+
+
+@pytest.fixture
+async def prompt_world(
+    settings_for, postgres_database, nats_url, unused_tcp_port_factory, unique_name
+) -> AsyncIterator[PromptWorld]:
+    from stockade import identity
+    from stockade.model_api.settings import PromptApiLink
+    from stockade.prompt_api.main import create_app as create_prompt_api
+    from stockade.prompt_api.settings import PromptApiSettings
+    from stockade.runtime.settings import DatabaseSettings, HttpSettings, NatsSettings
+
+    prompt_port, console_port = unused_tcp_port_factory(), unused_tcp_port_factory()
+    prompt_app = create_prompt_api(
+        PromptApiSettings(
+            db=DatabaseSettings(url=postgres_database),
+            nats=NatsSettings(url=nats_url),
+            http=HttpSettings(port=prompt_port),
+            gc_freeze=False,
+        ),
+        configure_logs=False,
+    )
+    async with serve(prompt_app, prompt_port) as prompt_url:
+        console_app = create_app(
+            settings_for(postgres_database, nats_url, console_port, prompt_api=PromptApiLink(url=prompt_url))
+        )
+        async with serve(console_app, console_port) as base_url:
+            emails = {who: f"{unique_name(who)}@example.org" for who in ("reviewer", "author", "outsider")}
+            async with console_app.state.service.sessions() as s:
+                org = await identity.create_organisation(s, unique_name("acme"))
+                shop = await identity.create_project(s, org.id, "shop")
+                legal = await identity.create_project(s, org.id, "legal", "manual-review")
+                users = {w: await identity.create_user(s, e, PromptWorld.password) for w, e in emails.items()}
+                for project in (shop, legal):
+                    await identity.add_project_member(s, project.id, users["reviewer"].id)
+                await identity.add_project_member(s, legal.id, users["author"].id)
+                await identity.add_organisation_member(s, org.id, users["outsider"].id)
+                await identity.grant_tag(s, legal.id, users["reviewer"].id)
+                keys = {
+                    w: (await identity.create_api_key(s, u.id, scope="write")).key for w, u in users.items()
+                }
+            async with httpx.AsyncClient(base_url=prompt_url) as api:
+
+                async def post(who: str, path: str, body: dict) -> dict:
+                    answer = await api.post(path, json=body, headers={"X-API-Key": keys[who]})
+                    assert answer.status_code in (200, 201), answer.text
+                    return answer.json()
+
+                publish = "/prompts/active-prompt-version"
+                greeting = {"project_id": shop.id, "prompt_name": "greeting"}
+                await post(
+                    "reviewer",
+                    publish,
+                    {**greeting, "content": "Hello!\nHow can I help?", "commit_message": "first"},
+                )
+                await post(
+                    "reviewer",
+                    publish,
+                    {
+                        **greeting,
+                        "content": "Hello <b>friend</b>!\nHow can I help you today?",
+                        "config": {"temperature": 0.2},
+                        "commit_message": "warmer greeting",
+                    },
+                )
+                for n, text in enumerate(
+                    ("Refund within 30 days.", "Refund within 60 days.\nAsk for the order id."), 1
+                ):
+                    md = SKILL_MD.format(description=f"How to handle refunds (v{n}).", body=text)
+                    await post(
+                        "reviewer",
+                        "/skills/active-version",
+                        {
+                            "project_id": shop.id,
+                            "skill_name": "refund-policy",
+                            "skill_md": md,
+                            "commit_message": f"v{n}",
+                        },
+                    )
+                terms = {"project_id": legal.id, "prompt_name": "terms", "content": "Terms: be polite."}
+                await post("reviewer", publish, terms)
+                await post(
+                    "author",
+                    "/prompts/terms/proposals",
+                    {
+                        "project_id": legal.id,
+                        "content": "Terms: be polite and brief.",
+                        "commit_message": "shorter answers",
+                    },
+                )
+                await post(
+                    "author",
+                    "/prompts/terms/proposals",
+                    {"project_id": legal.id, "content": "Terms: shout.", "commit_message": "louder"},
+                )
+            yield PromptWorld(
+                base_url,
+                prompt_url,
+                shop.id,
+                legal.id,
+                emails["reviewer"],
+                emails["author"],
+                emails["outsider"],
+                keys,
+            )

@@ -7,6 +7,7 @@ and ``dbconfig.cmd.active.v1``.
 
 from __future__ import annotations
 
+import httpx
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -19,7 +20,14 @@ from stockade.model_api.deps import CsrfFailed, SignInRequired
 from stockade.model_api.errors import CatalogueError, ConfigConflict
 from stockade.model_api.events import OutboxRelay
 from stockade.model_api.pages import STATIC_DIR, TEMPLATES
-from stockade.model_api.routes import api, auth, console_models, console_runs, console_settings
+from stockade.model_api.routes import (
+    api,
+    auth,
+    console_models,
+    console_prompts,
+    console_runs,
+    console_settings,
+)
 from stockade.model_api.run_readers import RunReaders
 from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.app import ServiceState, create_service_app
@@ -42,6 +50,9 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
             await migrate.upgrade_async(settings.db.url)
         assert state.sessions is not None
         state.extras["run_readers"] = RunReaders(settings.runs)
+        state.extras["prompt_api_http"] = httpx.AsyncClient(
+            base_url=settings.prompt_api.url, timeout=settings.prompt_api.timeout_s, follow_redirects=False
+        )
         relay = OutboxRelay(state.sessions, state.nats, settings.outbox)
         state.extras["relay"] = relay
         if settings.outbox.enabled:
@@ -54,6 +65,9 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
         relay = state.extras.get("relay")
         if isinstance(relay, OutboxRelay):
             await relay.stop()
+        http = state.extras.get("prompt_api_http")
+        if isinstance(http, httpx.AsyncClient):
+            await http.aclose()
         readers = state.extras.get("run_readers")
         if isinstance(readers, RunReaders):
             await readers.aclose()
@@ -69,7 +83,7 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
     _install_handlers(app)
 
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
-    for module in (auth, api, console_models, console_settings, console_runs):
+    for module in (auth, api, console_models, console_settings, console_runs, console_prompts):
         app.include_router(module.router)
     return app
 

@@ -89,6 +89,19 @@ class RunStoreSettings(BaseModel):
     )
 
 
+class PromptApiLink(BaseModel):
+    """Where the console reaches prompt-api (server side, with the signed-in user's own API key)."""
+
+    url: str = Field(
+        default="http://127.0.0.1:8101", description="Base URL of prompt-api as the console's server sees it."
+    )
+    timeout_s: float = Field(default=10.0, gt=0, le=120, description="Timeout of one call to prompt-api.")
+    key_cookie: str = Field(
+        default="stockade_prompt_key",
+        description="Cookie holding the user's API key, sealed with a key derived from the session token.",
+    )
+
+
 class ModelApiSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="MODEL_API_", env_nested_delimiter="__", extra="ignore")
 
@@ -111,4 +124,8 @@ class ModelApiSettings(ServiceSettings):
     )
     runs: RunStoreSettings = Field(
         default_factory=RunStoreSettings, description="The guardrail run store the run pages read."
+    )
+    prompt_api: PromptApiLink = Field(
+        default_factory=PromptApiLink,
+        description="prompt-api, for the prompt and skill pages (which act with the user's own API key).",
     )
