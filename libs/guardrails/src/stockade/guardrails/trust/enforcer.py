@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 
 from stockade.guardrails.errors import AttestationError
 from stockade.guardrails.events import EventKind, EventRecorder, GuardrailEvent, NullRecorder
+from stockade.guardrails.trust import layers
 from stockade.guardrails.trust.attestation import AttestationVerifier, payload_bytes
 from stockade.guardrails.trust.config import TrustConfig
 from stockade.guardrails.trust.content import ContentValidator
@@ -36,7 +37,9 @@ _PASSED_CACHE_SIZE = 4096
 
 
 class AgentTrustEnforcer:
-    """Runs layers A (registry), B (attestation), C (privilege isolation), D (content) in that order."""
+    """Runs layers A (registry), B (attestation), C (privilege isolation), D (content) in that order.
+
+    Layers A and C are the policy decisions of :mod:`~stockade.guardrails.trust.layers`."""
 
     def __init__(
         self,
@@ -139,7 +142,7 @@ class AgentTrustEnforcer:
             )
         # Layer A: identity, trust floor, allow-list.
         sender = self.registry.get(envelope.sender)
-        failed = self._layer_a(sender, envelope.sender, capability, required_trust)
+        failed = layers.identity(self.policy, sender, envelope.sender, capability, required_trust)
         if failed is not None or sender is None:
             return failed or AttestationResult.fail(Layer.A, R.UNKNOWN_SENDER, "unknown sender")
         # Layer B: attestation.
@@ -148,74 +151,13 @@ class AgentTrustEnforcer:
         if attested is not None:
             return attested.model_copy(update={"sender": sender, "capability": capability})
         # Layer C: privilege isolation (the signed receiver may demand that every message name a capability).
-        privilege = self._capability_required(sender, capability, envelope.receiver) or self._layer_c(
-            sender, capability
-        )
+        privilege = layers.capability_named(
+            self.policy, self.registry, sender, capability, envelope.receiver
+        ) or layers.privilege(self.policy, sender, capability)
         if privilege is not None:
             return privilege
         # Layer D: independent content re-validation.
         return await self._layer_d(payload, sender, capability)
-
-    def _layer_a(
-        self,
-        sender: AgentIdentity | None,
-        claimed: str,
-        capability: str | None,
-        required_trust: TrustLevel | None,
-    ) -> AttestationResult | None:
-        if sender is None:
-            return AttestationResult.fail(Layer.A, R.UNKNOWN_SENDER, f"agent {claimed!r} is not registered")
-        floor = self.policy.min_sender_trust
-        if required_trust is not None and required_trust.rank > floor.rank:
-            floor = required_trust
-        if not sender.trust_level.at_least(floor):
-            return AttestationResult.fail(
-                Layer.A,
-                R.TRUST_TOO_LOW,
-                f"agent {claimed!r} is {sender.trust_level}, the floor is {floor}",
-                sender=sender,
-                capability=capability,
-            )
-        if capability and self.policy.require_allowlisted_capability and not sender.allows(capability):
-            return AttestationResult.fail(
-                Layer.A,
-                R.CAPABILITY_NOT_ALLOWED,
-                f"capability {capability!r} is not on agent {claimed!r}'s allow-list",
-                sender=sender,
-                capability=capability,
-            )
-        return None
-
-    def _capability_required(
-        self, sender: AgentIdentity, capability: str | None, receiver: str
-    ) -> AttestationResult | None:
-        """Layer C: without a capability the privilege check has nothing to judge, so a receiver that requires
-        one (policy ``require_capability``, or the receiver's registry entry) refuses the message."""
-        if capability is not None:
-            return None
-        target = self.registry.get(receiver)
-        if not (self.policy.require_capability or (target is not None and target.require_capability)):
-            return None
-        return AttestationResult.fail(
-            Layer.C,
-            R.CAPABILITY_REQUIRED,
-            f"messages to {receiver!r} must name a capability; agent {sender.agent_id!r} named none",
-            sender=sender,
-        )
-
-    def _layer_c(self, sender: AgentIdentity, capability: str | None) -> AttestationResult | None:
-        if self.policy.is_privileged(capability) and not sender.trust_level.at_least(
-            self.policy.privileged_trust
-        ):
-            return AttestationResult.fail(
-                Layer.C,
-                R.PRIVILEGE_REQUIRED,
-                f"capability {capability!r} is privileged and needs trust {self.policy.privileged_trust}; "
-                f"agent {sender.agent_id!r} is {sender.trust_level}",
-                sender=sender,
-                capability=capability,
-            )
-        return None
 
     async def _layer_d(
         self, payload: bytes | str, sender: AgentIdentity | None, capability: str | None
@@ -267,7 +209,7 @@ class AgentTrustEnforcer:
         result = (
             AttestationResult.fail(Layer.C, R.UNKNOWN_SENDER, f"agent {agent_id!r} is not registered")
             if agent is None
-            else self._layer_c(agent, capability) or AttestationResult.ok(agent, capability)
+            else layers.privilege(self.policy, agent, capability) or AttestationResult.ok(agent, capability)
         )
         self._record("authorize_tool_invocation", result)
         return result.raise_for_failure() if raise_on_failure else result
