@@ -19,6 +19,8 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 
+from stockade.runtime.storable import is_storable
+
 # Bounded: a page of prompts carries each prompt's full content (up to 256 KiB each).
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -68,7 +70,7 @@ def decode(raw: str | None, kind: str, key_type: type[K]) -> K | None:
         and len(decoded) == 2
         and decoded[0] == kind
         and type(decoded[1]) is key_type
-        and "\x00" not in str(decoded[1])
+        and _bindable(decoded[1])
     )
     if not ok:
         raise RequestValidationError(
@@ -84,6 +86,13 @@ def decode(raw: str | None, kind: str, key_type: type[K]) -> K | None:
         )
     value: K = decoded[1]
     return value
+
+
+def _bindable(key: str | int) -> bool:
+    """A key the database can compare with: storable text, or a positive PostgreSQL integer."""
+    if isinstance(key, int):
+        return 0 <= key <= 2**31 - 1
+    return is_storable(key)
 
 
 def page(rows: list[T], limit: int) -> tuple[list[T], bool]:

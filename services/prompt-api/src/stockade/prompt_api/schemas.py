@@ -12,6 +12,7 @@ from stockade.runtime.storable import StorableStr, check_storable
 PromptName = Annotated[
     str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", min_length=1, max_length=128)
 ]
+MAX_VERSION = 2**31 - 1  # version columns are PostgreSQL integers: a larger number is a 422, never a 500
 ProjectId = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValidator(check_storable)]
 
 
@@ -39,7 +40,7 @@ class PromptRollback(BaseModel):
 
     project_id: ProjectId
     version: int = Field(
-        ge=1, description="The earlier version whose content becomes the new active version."
+        ge=1, le=MAX_VERSION, description="The earlier version whose content becomes the new active version."
     )
     commit_message: StorableStr | None = Field(default=None, max_length=2000)
 

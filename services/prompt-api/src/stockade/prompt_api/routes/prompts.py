@@ -17,6 +17,7 @@ from stockade.prompt_api.deps import (
     WriterDep,
 )
 from stockade.prompt_api.read_path import ActivePromptReader
+from stockade.prompt_api.responses import PROMPT_PUBLISH_BODY, PROMPT_ROLLBACK_BODY, READ, WRITE
 from stockade.prompt_api.schemas import PromptPublish, PromptRollback, PromptSummary, PromptVersionPublic
 from stockade.runtime.storable import StorableStr, is_storable
 
@@ -67,7 +68,7 @@ async def read_active_prompt_version(request: Request) -> Response:
 _NEXT = {"X-Next-Cursor": {"description": "The next page's cursor (absent on the last page)."}}
 
 
-@router.get("", response_model=list[PromptSummary], responses={200: {"headers": _NEXT}})
+@router.get("", response_model=list[PromptSummary], responses={200: {"headers": _NEXT}, **READ})
 async def list_prompts(
     request: Request,
     response: Response,
@@ -85,7 +86,9 @@ async def list_prompts(
 
 
 @router.get(
-    "/{prompt_name}/versions", response_model=list[PromptVersionPublic], responses={200: {"headers": _NEXT}}
+    "/{prompt_name}/versions",
+    response_model=list[PromptVersionPublic],
+    responses={200: {"headers": _NEXT}, **READ},
 )
 async def prompt_versions(
     request: Request,
@@ -104,7 +107,13 @@ async def prompt_versions(
     return found
 
 
-@router.post("/active-prompt-version", status_code=201, response_model=PromptVersionPublic)
+@router.post(
+    "/active-prompt-version",
+    status_code=201,
+    response_model=PromptVersionPublic,
+    responses=WRITE,
+    openapi_extra=PROMPT_PUBLISH_BODY,
+)
 async def publish_prompt(
     request: Request, principal: WriterDep, sessions: SessionsDep, settings: SettingsDep, relay: RelayDep
 ) -> JSONResponse:
@@ -115,7 +124,13 @@ async def publish_prompt(
     return _created(published)
 
 
-@router.post("/{prompt_name}/rollback", status_code=201, response_model=PromptVersionPublic)
+@router.post(
+    "/{prompt_name}/rollback",
+    status_code=201,
+    response_model=PromptVersionPublic,
+    responses=WRITE,
+    openapi_extra=PROMPT_ROLLBACK_BODY,
+)
 async def rollback_prompt(
     request: Request,
     prompt_name: StorableStr,

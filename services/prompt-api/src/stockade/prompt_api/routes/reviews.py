@@ -10,13 +10,20 @@ from fastapi.responses import JSONResponse
 from stockade.prompt_api import paging, prompts, reviews
 from stockade.prompt_api.body import parse_body
 from stockade.prompt_api.deps import ReaderDep, RelayDep, SessionDep, SessionsDep, SettingsDep, WriterDep
+from stockade.prompt_api.responses import DECISION_BODY, PROPOSAL_BODY, READ, WRITE
 from stockade.prompt_api.schemas import PromptName, PromptProposalCreate, PromptProposalPublic, ReviewDecision
 from stockade.runtime.storable import StorableStr
 
 router = APIRouter(tags=["reviews"])
 
 
-@router.post("/prompts/{prompt_name}/proposals", status_code=201, response_model=PromptProposalPublic)
+@router.post(
+    "/prompts/{prompt_name}/proposals",
+    status_code=201,
+    response_model=PromptProposalPublic,
+    responses=WRITE,
+    openapi_extra=PROPOSAL_BODY,
+)
 async def propose_prompt_version(
     request: Request,
     prompt_name: PromptName,
@@ -30,7 +37,7 @@ async def propose_prompt_version(
     return JSONResponse(proposed.model_dump(mode="json"), status_code=201)
 
 
-@router.get("/prompt-reviews", response_model=list[PromptProposalPublic])
+@router.get("/prompt-reviews", response_model=list[PromptProposalPublic], responses=READ)
 async def list_proposals(
     principal: ReaderDep,
     session: SessionDep,
@@ -42,7 +49,7 @@ async def list_proposals(
     return await reviews.list_proposals(session, principal, project_id, status, limit)
 
 
-@router.get("/prompt-reviews/{proposal_id}", response_model=PromptProposalPublic)
+@router.get("/prompt-reviews/{proposal_id}", response_model=PromptProposalPublic, responses=READ)
 async def get_proposal(
     principal: ReaderDep,
     session: SessionDep,
@@ -52,7 +59,7 @@ async def get_proposal(
     return await reviews.get_proposal(session, principal, project_id, proposal_id)
 
 
-@router.post("/prompt-reviews/{proposal_id}/approve")
+@router.post("/prompt-reviews/{proposal_id}/approve", responses=WRITE, openapi_extra=DECISION_BODY)
 async def approve_proposal(
     request: Request,
     proposal_id: StorableStr,
@@ -72,7 +79,12 @@ async def approve_proposal(
     )
 
 
-@router.post("/prompt-reviews/{proposal_id}/reject", response_model=PromptProposalPublic)
+@router.post(
+    "/prompt-reviews/{proposal_id}/reject",
+    response_model=PromptProposalPublic,
+    responses=WRITE,
+    openapi_extra=DECISION_BODY,
+)
 async def reject_proposal(
     request: Request,
     proposal_id: StorableStr,

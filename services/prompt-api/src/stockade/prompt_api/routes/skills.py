@@ -16,19 +16,36 @@ from stockade.prompt_api import paging, skills
 from stockade.prompt_api.body import parse_body
 from stockade.prompt_api.conditional import not_modified, response_304
 from stockade.prompt_api.deps import ReaderDep, RelayDep, SessionDep, SessionsDep, SettingsDep, WriterDep
-from stockade.prompt_api.schemas import SkillDetail, SkillPublish, SkillSummary, SkillVersionPublic
+from stockade.prompt_api.responses import NOT_MODIFIED, SKILL_PUBLISH_BODY, SKILL_READ, SKILL_WRITE
+from stockade.prompt_api.schemas import (
+    MAX_VERSION,
+    SkillDetail,
+    SkillPublish,
+    SkillSummary,
+    SkillVersionPublic,
+)
 from stockade.prompt_api.skill_format import check_path, check_skill_name
 from stockade.runtime.storable import StorableStr
 
 router = APIRouter(prefix="/skills", tags=["skills"])
 
-VersionQuery = Annotated[int | None, Query(ge=1, description="An earlier version instead of the active one.")]
+VersionQuery = Annotated[
+    int | None, Query(ge=1, le=MAX_VERSION, description="An earlier version instead of the active one.")
+]
 
 
 _NEXT = {"X-Next-Cursor": {"description": "The next page's cursor (absent on the last page)."}}
+_SKILL_MD = {
+    "description": "The raw SKILL.md, as an attachment.",
+    "content": {"text/markdown": {"schema": {"type": "string"}}},
+}
+_SKILL_FILE = {
+    "description": "The raw bytes of the file, as an attachment, with the media type its name implies.",
+    "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+}
 
 
-@router.get("", response_model=list[SkillSummary], responses={200: {"headers": _NEXT}})
+@router.get("", response_model=list[SkillSummary], responses={200: {"headers": _NEXT}, **SKILL_READ})
 async def list_skills(
     request: Request,
     response: Response,
@@ -46,7 +63,7 @@ async def list_skills(
     return listed
 
 
-@router.get("/index.json", responses={200: {"headers": _NEXT}})
+@router.get("/index.json", responses={200: {"headers": _NEXT}, **SKILL_READ})
 async def skills_index(
     request: Request,
     response: Response,
@@ -64,7 +81,13 @@ async def skills_index(
     return {"skills": [s.skill_name for s in listed]}
 
 
-@router.post("/active-version", status_code=201, response_model=SkillVersionPublic)
+@router.post(
+    "/active-version",
+    status_code=201,
+    response_model=SkillVersionPublic,
+    responses=SKILL_WRITE,
+    openapi_extra=SKILL_PUBLISH_BODY,
+)
 async def publish_skill(
     request: Request, principal: WriterDep, sessions: SessionsDep, settings: SettingsDep, relay: RelayDep
 ) -> JSONResponse:
@@ -75,7 +98,7 @@ async def publish_skill(
     return JSONResponse(published.model_dump(mode="json"), status_code=201)
 
 
-@router.get("/{skill_name}", response_model=SkillDetail, responses={200: {"headers": _NEXT}})
+@router.get("/{skill_name}", response_model=SkillDetail, responses={200: {"headers": _NEXT}, **SKILL_READ})
 async def skill_detail(
     request: Request,
     response: Response,
@@ -96,7 +119,11 @@ async def skill_detail(
     return found
 
 
-@router.get("/{skill_name}/SKILL.md")
+@router.get(
+    "/{skill_name}/SKILL.md",
+    response_class=Response,
+    responses={200: _SKILL_MD, **NOT_MODIFIED, **SKILL_READ},
+)
 async def skill_md(
     request: Request,
     principal: ReaderDep,
@@ -115,7 +142,7 @@ async def skill_md(
     return Response(data, media_type="text/markdown; charset=utf-8", headers=_file_headers("SKILL.md", tag))
 
 
-@router.get("/{skill_name}/index.json")
+@router.get("/{skill_name}/index.json", responses=SKILL_READ)
 async def skill_index(
     principal: ReaderDep,
     session: SessionDep,
@@ -129,7 +156,11 @@ async def skill_index(
     return skills.manifest(await skills.file_list(session, resolved.version.id))
 
 
-@router.get("/{skill_name}/{path:path}")
+@router.get(
+    "/{skill_name}/{path:path}",
+    response_class=Response,
+    responses={200: _SKILL_FILE, **NOT_MODIFIED, **SKILL_READ},
+)
 async def skill_file(
     request: Request,
     principal: ReaderDep,
