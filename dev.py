@@ -4,6 +4,11 @@
     python3 dev.py up     # install (first run) and start the embedded stack
     python3 dev.py test   # install (first run) and run lint, types and the whole test suite
 
+For a change to one package (no install step; see the README's "Changing one package"):
+
+    python3 dev.py check libs/guardrails   # ruff, format check, mypy of the package(s) the paths lie in
+    python3 dev.py types [PATH...]         # mypy alone (the pre-commit hook runs it on the staged files)
+
 Needs only python3 (3.11+) and the package registries. Everything is installed into ./.venv.
 """
 
@@ -269,21 +274,50 @@ def cmd_test(args: list[str]) -> int:
     run([BIN / "ruff", "check", "."], env=env)
     step("ruff (format)")
     run([BIN / "ruff", "format", "--check", "."], env=env)
-    step("mypy (strict on libs/, default on services/)")
-    packages = [
-        "contracts",
-        "runtime",
-        "identity",
-        "guardrails",
-        "guardrails_model",
-        "testing",
-        "cli",
-        "client",
-    ]
-    packages += ["prompt_api", "model_api", "guardrail_ingest", "toxicity_classifier", "trust_broker"]
-    run([BIN / "mypy", *(arg for p in packages for arg in ("-p", f"stockade.{p}"))], env=env)
+    run_mypy(packages_of([]), env)
     step("pytest (real servers; summary at the end)")
     return subprocess.call([PY, "-m", "pytest", *args], cwd=ROOT, env=env)
+
+
+def packages_of(paths: list[str]) -> list[str]:
+    """The ``stockade.*`` packages of the workspace members the paths lie in; every member's without paths."""
+    members = sorted(ROOT.glob("libs/*/src/stockade/*/")) + sorted(ROOT.glob("services/*/src/stockade/*/"))
+    if not paths:
+        return [f"stockade.{pkg.name}" for pkg in members]
+    wanted = [Path(p).resolve() for p in paths]
+    return [
+        f"stockade.{pkg.name}"
+        for pkg in members
+        if any(path.is_relative_to(pkg.parents[2]) for path in wanted)  # <member>/src/stockade/<pkg>
+    ]
+
+
+def run_mypy(packages: list[str], env: dict[str, str]) -> None:
+    step(f"mypy (strict on libs/, default on services/): {len(packages)} package(s)")
+    if packages:
+        run([BIN / "mypy", *(arg for p in packages for arg in ("-p", p))], env=env)
+
+
+def cmd_check(args: list[str]) -> int:
+    """Lint, format check and types of the given paths (their packages for mypy), without installing anything."""
+    if not PY.exists():
+        sys.exit("no .venv yet: run 'python3 dev.py install' first")
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    targets = args or ["."]
+    step("ruff (lint)")
+    run([BIN / "ruff", "check", "--force-exclude", *targets], env=env)
+    step("ruff (format)")
+    run([BIN / "ruff", "format", "--check", "--force-exclude", *targets], env=env)
+    run_mypy(packages_of(args), env)
+    return 0
+
+
+def cmd_types(args: list[str]) -> int:
+    """mypy on the packages the given paths lie in (pre-commit passes the staged files); all without paths."""
+    if not PY.exists():
+        sys.exit("no .venv yet: run 'python3 dev.py install' first")
+    run_mypy(packages_of(args), dict(os.environ))
+    return 0
 
 
 def cmd_install(args: list[str]) -> int:
@@ -295,7 +329,7 @@ def cmd_install(args: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"up": cmd_up, "test": cmd_test, "install": cmd_install}
+COMMANDS = {"up": cmd_up, "test": cmd_test, "install": cmd_install, "check": cmd_check, "types": cmd_types}
 
 
 def main() -> int:
