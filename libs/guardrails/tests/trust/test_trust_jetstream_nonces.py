@@ -114,3 +114,27 @@ async def test_pipelined_claim_fails_closed_when_the_bucket_is_gone(nats_url, un
             await store.claim("planner." + "1" * 32, time.time() + 30)
     finally:
         await nc.close()
+
+
+async def test_a_claim_unanswered_across_a_server_restart_is_looked_up_not_lost(nats_server_factory):
+    """The server dies with a claim in flight: the claim is not answered within its timeout, so its outcome is
+    looked up once the server is back. The key holds this claim's token: claimed (before, the claim failed as
+    "unavailable" and the sender's retry was refused as a replay, so the message was lost). A replay is still
+    refused."""
+    server = nats_server_factory()
+    nc = await nats.connect(server.url, max_reconnect_attempts=-1, reconnect_time_wait=0.1)
+    try:
+        store = await JetStreamNonceStore.open(
+            nc.jetstream(), "nonces", retention_s=30, client=nc, timeout_s=0.2, resolve_timeout_s=20
+        )
+        assert await store.claim("planner." + "0" * 32, time.time() + 30)
+        await asyncio.to_thread(server.kill)
+        claim = asyncio.create_task(store.claim("planner." + "1" * 32, time.time() + 30))
+        await asyncio.sleep(1.0)  # well past the claim's timeout
+        assert not claim.done()
+        await asyncio.to_thread(server.restart)
+        assert await asyncio.wait_for(claim, timeout=20) is True
+        assert await store.claim("planner." + "1" * 32, time.time() + 30) is False  # replay
+        assert await store.claim("planner." + "0" * 32, time.time() + 30) is False  # survived the kill
+    finally:
+        await nc.close()

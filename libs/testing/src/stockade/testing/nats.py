@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -86,29 +87,38 @@ def _first_server(url: str) -> tuple[str, int]:
 
 
 class NatsServer:
-    """A ``nats-server`` started by the harness: ``url``, ``port``, ``store_dir``, ``version``, ``stop()``."""
+    """A ``nats-server`` started by the harness: ``url``, ``port``, ``store_dir``, ``version``, ``stop()``.
 
-    def __init__(self, binary: Path, *, config: str | None = None, base: Path | None = None) -> None:
+    Fault tests: ``kill()`` sends SIGKILL (no shutdown, no flush); ``restart()`` starts it again on the same
+    port, configuration and store directory, as a process supervisor would.
+    """
+
+    def __init__(
+        self, binary: Path, *, config: str | None = None, base: Path | None = None, port: int | None = None
+    ) -> None:
         self.base = base or Path(tempfile.mkdtemp(prefix="stockade-nats-"))
-        self.port = free_port()
+        self.port = port or free_port()
         self.store_dir = self.base / "jetstream"
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self.url = f"nats://127.0.0.1:{self.port}"
         self.version: str | None = None
         self.config_path: Path | None = None
-        argv = [str(binary)]
+        self.argv = [str(binary)]
         own_store_dir = config is not None and "store_dir" in config
         if config is not None:
             self.config_path = self.base / "nats.conf"
             text = config.replace("{port}", str(self.port)).replace("{store_dir}", str(self.store_dir))
             self.config_path.write_text(text)
-            argv += ["-c", str(self.config_path)]
+            self.argv += ["-c", str(self.config_path)]
         # Flags override the file: the harness always owns address and port. nats-server refuses a
         # store_dir given twice, so a config that names one keeps it (use the {store_dir} placeholder).
-        argv += ["-a", "127.0.0.1", "-p", str(self.port), "-js"]
+        self.argv += ["-a", "127.0.0.1", "-p", str(self.port), "-js"]
         if not own_store_dir:
-            argv += ["-sd", str(self.store_dir)]
-        self.process = ManagedProcess(argv, log_path=self.base / "nats-server.log", die_with_parent=True)
+            self.argv += ["-sd", str(self.store_dir)]
+        self._launch()
+
+    def _launch(self) -> None:
+        self.process = ManagedProcess(self.argv, log_path=self.base / "nats-server.log", die_with_parent=True)
         info: list[dict[str, Any]] = []
 
         def ready() -> bool:
@@ -125,6 +135,18 @@ class NatsServer:
             self.process.stop()
             raise RuntimeError(f"nats-server started without JetStream; log:\n{self.process.log_tail()}")
 
+    def kill(self) -> None:
+        """SIGKILL the server (its whole process group) and wait for it; the store directory stays."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pgid, signal.SIGKILL)
+        self.process.popen.wait(timeout=15)
+
+    def restart(self) -> None:
+        """Start the server again after :meth:`kill` (or a stop): same port, configuration and store."""
+        if self.process.alive():
+            raise RuntimeError("nats-server is still running: kill() it first")
+        self._launch()
+
     def stop(self) -> None:
         """Stop the server (its whole process group) and delete its directory. Idempotent."""
         self.process.stop()
@@ -137,6 +159,7 @@ class NatsServer:
 class NatsServerFactory:
     """``factory(config_text=None) -> NatsServer``; every server it started is stopped at session end.
 
+    ``port`` fixes the client port (a cluster's configurations name each other's ports before any starts).
     ``config_text`` is a nats-server config (e.g. ``authorization { users = [...] }`` or ``accounts {...}``).
     The factory adds ``-a 127.0.0.1 -p <free port> -js -sd <temp dir>`` on the command line; the flags
     override any ``listen``/``port`` in the text. ``{port}`` and ``{store_dir}`` in the text are replaced
@@ -148,8 +171,8 @@ class NatsServerFactory:
         self.binary = binary
         self.servers: list[NatsServer] = []
 
-    def __call__(self, config_text: str | None = None) -> NatsServer:
-        server = NatsServer(self.binary, config=config_text)
+    def __call__(self, config_text: str | None = None, *, port: int | None = None) -> NatsServer:
+        server = NatsServer(self.binary, config=config_text, port=port)
         self.servers.append(server)
         return server
 
