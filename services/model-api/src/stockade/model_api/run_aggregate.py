@@ -10,7 +10,6 @@ from typing import Any
 
 from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import Overview, RunDetail, RunEvent, RunSummary
-from stockade.model_api.run_store_clickhouse import _buckets
 
 MAX_DURATIONS = 20_000
 """Latency percentiles use at most this many durations per check."""
@@ -169,7 +168,7 @@ def overview_from(
             today[key][0 if _aware(d["occurred_at"]) >= start else 1] += 1
     return Overview(
         bucket_s,
-        _buckets(filters, bucket_s),
+        filters.buckets(bucket_s),
         decisions,
         sorted(findings.items(), key=lambda kv: (-kv[1], kv[0]))[:10],
         latency,

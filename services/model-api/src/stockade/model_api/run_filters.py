@@ -65,6 +65,22 @@ class RunFilters:
     def range_hours(self) -> float:
         return (self.until - self.since).total_seconds() / 3600
 
+    def bucket_seconds(self) -> int:
+        """The overview's time bucket: an hour up to two days, six hours up to two weeks, else a day."""
+        hours = self.range_hours()
+        return 3600 if hours <= 48 else 6 * 3600 if hours <= 24 * 14 else 86400
+
+    def buckets(self, bucket_s: int) -> list[datetime]:
+        """The start of every ``bucket_s`` bucket over the range, aligned to the epoch (at most 400)."""
+        start = int(self.since.timestamp()) // bucket_s * bucket_s
+        end = self.until.timestamp()
+        out: list[datetime] = []
+        t = start
+        while t < end and len(out) < 400:
+            out.append(datetime.fromtimestamp(t, UTC))
+            t += bucket_s
+        return out
+
 
 def _form_time(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M")

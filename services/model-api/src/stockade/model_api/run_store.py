@@ -31,6 +31,8 @@ EXPORT_FIELDS: tuple[str, ...] = (
     "payload",
 )
 """Columns of the CSV export (the JSON export has the same keys, ``payload`` and ``finding_types`` as objects)."""
+MAX_RUN_EVENTS = 5000
+"""A run page shows at most this many events (every reader stops there)."""
 
 
 class RunStoreUnavailable(Exception):

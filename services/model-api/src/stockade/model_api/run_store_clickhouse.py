@@ -15,19 +15,21 @@ path per process).
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import clickhouse_connect
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
+from stockade.model_api import run_clickhouse_sql as ch
 from stockade.model_api.run_filters import Cursor, RunFilters
+from stockade.model_api.run_overview_clickhouse import overview
 from stockade.model_api.run_store import (
     EXPORT_FIELDS,
+    MAX_RUN_EVENTS,
     Overview,
     RunDetail,
     RunEvent,
@@ -38,35 +40,7 @@ from stockade.model_api.run_store import (
 )
 
 T = TypeVar("T")
-MAX_RUN_EVENTS = 5000
-_MICRO = timedelta(microseconds=1)
-# A check event's duration_ms: the sink writes payloads with sorted keys and json.dumps separators, so it is the
-# first key; read it by position (byte work) and parse the JSON only for a payload written otherwise.
-_DURATION = (
-    "if(startsWith(payload, '{\"duration_ms\": ') AND position(payload, ',') > 17, "
-    "toFloat64OrZero(substring(payload, 17, position(payload, ',') - 17)), "
-    "JSONExtractFloat(payload, 'duration_ms'))"
-)
-_OUTCOME = (
-    "multiIf(countIf(action = 'block') > 0, 'block', countIf(action = 'mask') > 0, 'mask', "
-    "countIf(action = 'warn') > 0, 'warn', 'allow')"
-)
-
-
-def _time(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-
-
-def _aware(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def _payload(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+MICROSECOND = timedelta(microseconds=1)
 
 
 class ClickHouseRunReader:
@@ -115,21 +89,6 @@ class ClickHouseRunReader:
         if client is not None:
             await asyncio.to_thread(client.close)
 
-    # -- filters ---------------------------------------------------------------------------------------------
-    def _where(self, filters: RunFilters) -> tuple[list[str], dict[str, Any]]:
-        where = [
-            "occurred_at >= toDateTime64(%(since)s, 6, 'UTC')",
-            "occurred_at < toDateTime64(%(until)s, 6, 'UTC')",
-        ]
-        params: dict[str, Any] = {"since": _time(filters.since), "until": _time(filters.until)}
-        if filters.project is not None:
-            where.append("project_id = %(project)s")
-            params["project"] = filters.project
-        if filters.agent is not None:
-            where.append("agent_id = %(agent)s")
-            params["agent"] = filters.agent
-        return where, params
-
     # -- runs list -------------------------------------------------------------------------------------------
     async def list_runs(self, filters: RunFilters, cursor: Cursor | None, limit: int) -> RunPage:
         return await self._run(self._list_runs, filters, cursor, limit)
@@ -155,11 +114,11 @@ class ClickHouseRunReader:
         """
         narrowed = filters.outcome is not None or filters.check is not None or filters.action is not None
         k = wanted * 5 * (32 if narrowed else 2)
-        upper = filters.until if cursor is None else min(filters.until, cursor.last_at + _MICRO)
+        upper = filters.until if cursor is None else min(filters.until, cursor.last_at + MICROSECOND)
         seen: set[tuple[str, str]] = set()
         found: dict[tuple[str, str], RunSummary] = {}
         for _ in range(5):
-            where, params = self._where(replace(filters, until=upper))
+            where, params = ch.where(replace(filters, until=upper))
             params["k"] = k
             events = self._rows(
                 f"""SELECT project_id, run_id, occurred_at FROM {self.table} WHERE {" AND ".join(where)}
@@ -174,24 +133,24 @@ class ClickHouseRunReader:
             ordered = sorted(found.values(), key=lambda r: (r.last_at, r.project_id, r.run_id), reverse=True)
             if len(events) < k:  # every event of the range was seen
                 return ordered[:wanted]
-            oldest = _aware(events[-1][2])
+            oldest = ch.aware(events[-1][2])
             settled = [r for r in ordered if r.last_at > oldest]
             if len(settled) >= wanted:
                 return settled[:wanted]
-            upper, k = oldest + _MICRO, k * 8
+            upper, k = oldest + MICROSECOND, k * 8
         return self._summaries(filters, cursor, wanted, None)
 
     def _summaries(
         self, filters: RunFilters, cursor: Cursor | None, limit: int, only: list[tuple[str, str]] | None
     ) -> list[RunSummary]:
         """Runs grouped over the filters' range, newest last event first; ``only`` restricts to these runs."""
-        where, params = self._where(filters)
+        where, params = ch.where(filters)
         if only is not None:
             where.append("(project_id, run_id) IN %(only)s")
             params["only"] = only
         having: list[str] = []
         if filters.outcome is not None:
-            having.append(f"{_OUTCOME} = %(outcome)s")
+            having.append(f"{ch.OUTCOME} = %(outcome)s")
             params["outcome"] = filters.outcome
         if filters.check is not None:
             having.append("countIf(kind = 'check' AND name = %(check)s) > 0")
@@ -203,7 +162,9 @@ class ClickHouseRunReader:
             having.append(
                 "(last_at, project_id, run_id) < (toDateTime64(%(c_at)s, 6, 'UTC'), %(c_project)s, %(c_run)s)"
             )
-            params.update(c_at=_time(cursor.last_at), c_project=cursor.project_id, c_run=cursor.run_id)
+            params.update(
+                c_at=ch.time_param(cursor.last_at), c_project=cursor.project_id, c_run=cursor.run_id
+            )
         params["limit"] = limit
         sql = f"""
             SELECT project_id, run_id, any(agent_id), any(environment), min(occurred_at) AS first_at,
@@ -223,8 +184,8 @@ class ClickHouseRunReader:
                 run_id=r[1],
                 agent_id=r[2],
                 environment=r[3],
-                first_at=_aware(r[4]),
-                last_at=_aware(r[5]),
+                first_at=ch.aware(r[4]),
+                last_at=ch.aware(r[5]),
                 events=int(r[6]),
                 blocks=int(r[7]),
                 masks=int(r[8]),
@@ -256,7 +217,7 @@ class ClickHouseRunReader:
             raise RunNotFound(run_id)
         first = rows[0]
         rows = [r for r in rows if r[7] == first[7]]  # one project's run (a run id reused across projects)
-        labels = _payload(first[13])
+        labels = ch.payload_of(first[13])
         return RunDetail(
             project_id=first[7],
             run_id=run_id,
@@ -267,7 +228,7 @@ class ClickHouseRunReader:
             correlation_id=first[12],
             labels={str(k): str(v) for k, v in labels.items()},
             events=[
-                RunEvent(r[0], r[1], r[2], _aware(r[3]), r[4], r[5], _payload(r[6]))
+                RunEvent(r[0], r[1], r[2], ch.aware(r[3]), r[4], r[5], ch.payload_of(r[6]))
                 for r in sorted(rows, key=lambda r: (r[3], r[0]))
             ],
         )
@@ -277,7 +238,7 @@ class ClickHouseRunReader:
         return await self._run(self._export, filters, limit)
 
     def _export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
-        where, params = self._where(filters)
+        where, params = ch.where(filters)
         if filters.check is not None:
             where.append("name = %(check)s")
             params["check"] = filters.check
@@ -285,10 +246,10 @@ class ClickHouseRunReader:
             where.append("action = %(action)s")
             params["action"] = filters.action
         if filters.outcome is not None:
-            inner, _ = self._where(filters)
+            inner, _ = ch.where(filters)
             runs = (
                 f"SELECT project_id, run_id FROM {self.table} WHERE {' AND '.join(inner)} "  # noqa: S608 - as above
-                f"GROUP BY project_id, run_id HAVING {_OUTCOME} = %(outcome)s"
+                f"GROUP BY project_id, run_id HAVING {ch.OUTCOME} = %(outcome)s"
             )
             where.append(f"(project_id, run_id) IN ({runs})")
             params["outcome"] = filters.outcome
@@ -301,9 +262,9 @@ class ClickHouseRunReader:
         """  # noqa: S608 - table name validated by settings
         out: list[dict[str, Any]] = []
         for r in self._rows(sql, params):
-            payload = _payload(r[10])
-            event = RunEvent(r[1], r[7], r[8], _aware(r[0]), r[6], r[9], payload)
-            record = dict(zip(EXPORT_FIELDS[:10], (_aware(r[0]).isoformat(), *r[1:10]), strict=True))
+            payload = ch.payload_of(r[10])
+            event = RunEvent(r[1], r[7], r[8], ch.aware(r[0]), r[6], r[9], payload)
+            record = dict(zip(EXPORT_FIELDS[:10], (ch.aware(r[0]).isoformat(), *r[1:10]), strict=True))
             record.update(
                 stage=event.stage,
                 duration_ms=event.duration_ms,
@@ -316,90 +277,4 @@ class ClickHouseRunReader:
 
     # -- overview --------------------------------------------------------------------------------------------
     async def overview(self, filters: RunFilters, now: datetime) -> Overview:
-        return await self._run(self._overview, filters, now)
-
-    def _overview(self, filters: RunFilters, now: datetime) -> Overview:
-        hours = filters.range_hours()
-        bucket_s = 3600 if hours <= 48 else 6 * 3600 if hours <= 24 * 14 else 86400
-        where, params = self._where(filters)
-        checks = list(where)
-        if filters.check is not None:
-            checks.append("name = %(check)s")
-            params["check"] = filters.check
-        cond = " AND ".join(checks)
-        params["bucket"] = bucket_s
-        decisions: dict[str, dict[datetime, tuple[int, int]]] = {}
-        for name, bucket, blocks, masks in self._rows(
-            f"""SELECT name, toStartOfInterval(occurred_at, toIntervalSecond(%(bucket)s)) AS b,
-                       countIf(action = 'block'), countIf(action = 'mask')
-                FROM {self.table} WHERE kind = 'check' AND action IN ('block', 'mask') AND {cond}
-                GROUP BY name, b ORDER BY name, b""",  # noqa: S608
-            params,
-        ):
-            decisions.setdefault(name, {})[_aware(bucket)] = (int(blocks), int(masks))
-        # One read of the payload column for latency, finding types and trust reasons (it is the widest column
-        # and, with the table ordered by run, a time range reads it from every granule).
-        check_cond = "kind = 'check'" + (" AND name = %(check)s" if filters.check is not None else "")
-        latency: list[tuple[str, int, float, float, float]] = []
-        findings: dict[str, int] = {}
-        trust: list[tuple[str, int]] = []
-        for kind, key, n, q, (types, counts) in self._rows(
-            f"""SELECT kind, key, count(), quantiles(0.5, 0.95, 0.99)(d), sumMap(fk, fv) FROM (
-                  SELECT kind, if(kind = 'trust', JSONExtractString(payload, 'reason'), name) AS key,
-                         {_DURATION} AS d,
-                         if(kind = 'check' AND position(payload, '"finding_types"') > 0
-                              AND position(payload, '"finding_types": {{}}') = 0
-                              AND position(payload, '"finding_types":{{}}') = 0,
-                            JSONExtractKeysAndValues(payload, 'finding_types', 'Int64'), []) AS kv,
-                         arrayMap(x -> x.1, kv) AS fk, arrayMap(x -> x.2, kv) AS fv
-                  FROM {self.table}
-                  WHERE (({check_cond}) OR (kind = 'trust' AND action = 'block')) AND {" AND ".join(where)})
-                GROUP BY kind, key""",  # noqa: S608 - table name validated by settings
-            params,
-        ):
-            if kind == "trust":
-                trust.append((str(key) or "(no reason)", int(n)))
-                continue
-            latency.append((str(key), int(n), float(q[0]), float(q[1]), float(q[2])))
-            for t, c in zip(types, counts, strict=True):
-                findings[str(t)] = findings.get(str(t), 0) + int(c)
-        latency.sort()
-        top = sorted(findings.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
-        trust = sorted(trust, key=lambda kv: (-kv[1], kv[0]))[:10]
-        return Overview(
-            bucket_s, _buckets(filters, bucket_s), decisions, top, latency, trust, self._today(filters, now)
-        )
-
-    def _today(self, filters: RunFilters, now: datetime) -> list[tuple[str, int, float]]:
-        """Blocks, masks and trust rejections today (UTC) against the daily average of the 7 days before."""
-        start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        scoped = RunFilters(start - timedelta(days=7), now, filters.project, filters.agent)
-        where, params = self._where(scoped)
-        params["today"] = _time(start)
-        row = self._rows(
-            f"""SELECT
-                  countIf(kind = 'check' AND action = 'block' AND occurred_at >= toDateTime64(%(today)s, 6, 'UTC')),
-                  countIf(kind = 'check' AND action = 'block' AND occurred_at < toDateTime64(%(today)s, 6, 'UTC')),
-                  countIf(kind = 'check' AND action = 'mask' AND occurred_at >= toDateTime64(%(today)s, 6, 'UTC')),
-                  countIf(kind = 'check' AND action = 'mask' AND occurred_at < toDateTime64(%(today)s, 6, 'UTC')),
-                  countIf(kind = 'trust' AND action = 'block' AND occurred_at >= toDateTime64(%(today)s, 6, 'UTC')),
-                  countIf(kind = 'trust' AND action = 'block' AND occurred_at < toDateTime64(%(today)s, 6, 'UTC'))
-                FROM {self.table} WHERE {" AND ".join(where)}""",  # noqa: S608
-            params,
-        )[0]
-        return [
-            ("Check blocks", int(row[0]), int(row[1]) / 7),
-            ("Check masks", int(row[2]), int(row[3]) / 7),
-            ("Trust rejections", int(row[4]), int(row[5]) / 7),
-        ]
-
-
-def _buckets(filters: RunFilters, bucket_s: int) -> list[datetime]:
-    start = int(filters.since.timestamp()) // bucket_s * bucket_s
-    end = filters.until.timestamp()
-    out: list[datetime] = []
-    t = start
-    while t < end and len(out) < 400:
-        out.append(datetime.fromtimestamp(t, UTC))
-        t += bucket_s
-    return out
+        return await self._run(overview, self._rows, self.table, filters, now)

@@ -23,13 +23,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 from stockade.model_api.run_aggregate import export_row, overview_from, run_detail, runs_matching
 from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import (
+    MAX_RUN_EVENTS,
     Overview,
     RunDetail,
     RunNotFound,
     RunPage,
     RunStoreUnavailable,
 )
-from stockade.model_api.run_store_clickhouse import MAX_RUN_EVENTS
 
 INDEX = "run_id-occurred_at"
 
@@ -152,8 +152,7 @@ class DynamoRunReader:
         return [export_row(d) for d in docs[:limit]]
 
     async def overview(self, filters: RunFilters, now: datetime) -> Overview:
-        hours = filters.range_hours()
-        bucket_s = 3600 if hours <= 48 else 6 * 3600 if hours <= 24 * 14 else 86400
+        bucket_s = filters.bucket_seconds()
         start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
         docs = await self._scan(filters)
         week = RunFilters(start - timedelta(days=7), now, filters.project, filters.agent)

@@ -20,6 +20,7 @@ from pymongo.uri_parser import parse_uri
 from stockade.model_api.run_aggregate import export_row, overview_from, run_detail
 from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import (
+    MAX_RUN_EVENTS,
     Overview,
     RunDetail,
     RunNotFound,
@@ -27,7 +28,6 @@ from stockade.model_api.run_store import (
     RunStoreUnavailable,
     RunSummary,
 )
-from stockade.model_api.run_store_clickhouse import MAX_RUN_EVENTS
 
 
 def _aware(value: datetime) -> datetime:
@@ -191,8 +191,7 @@ class MongoRunReader:
 
     # -- overview --------------------------------------------------------------------------------------------
     async def overview(self, filters: RunFilters, now: datetime) -> Overview:
-        hours = filters.range_hours()
-        bucket_s = 3600 if hours <= 48 else 6 * 3600 if hours <= 24 * 14 else 86400
+        bucket_s = filters.bucket_seconds()
         base = self._match(filters)
         checks = {**base, "kind": "check", **({"name": filters.check} if filters.check is not None else {})}
         project = {
