@@ -58,7 +58,7 @@ class Stack:
         self.output: list[str] = []
         self.proc: subprocess.Popen[str] | None = None
 
-    def start(self, timeout_s: float = 120.0) -> None:
+    def start(self, timeout_s: float = 120.0, *extra: str) -> None:
         env = dict(os.environ, STOCKADE_UP_ID=self.run_id, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
             [
@@ -76,6 +76,7 @@ class Stack:
                 str(self.ingest),
                 "--toxicity-port",
                 str(self.toxicity),
+                *extra,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -232,3 +233,65 @@ def test_busy_port_fails_fast_with_advice(stack):
     assert proc.returncode == 1
     assert f"prompt-api port {stack.prompt}" in proc.stderr and "already in use" in proc.stderr
     assert processes_with_marker(stack.run_id) == []
+
+
+def test_first_start_seeds_demo_content_the_console_shows_and_no_demo_skips_it(stack, tmp_path):
+    import re
+
+    from stockade.cli.demo_content import PROMPT, SKILL, guardrail_runs
+
+    stack.start()
+    assert "demo content" in stack.text()
+    key = next(line.split()[-1] for line in stack.output if "demo API key" in line)
+    project = next(line.split()[-1] for line in stack.output if "demo project" in line)
+    headers = {"X-API-Key": key}
+    prompts = httpx.get(
+        f"http://127.0.0.1:{stack.prompt}/prompts", params={"project_id": project}, headers=headers
+    ).json()
+    assert [(p["prompt_name"], p["active_version"]) for p in prompts] == [(PROMPT, 2)]
+    skills = httpx.get(
+        f"http://127.0.0.1:{stack.prompt}/skills", params={"project_id": project}, headers=headers
+    ).json()
+    assert [s["skill_name"] for s in skills] == [SKILL]
+    # the runs reach the run store through guardrail-ingest (wait until its workers stored them)
+    expected = sum(len(b["events"]) for b in guardrail_runs(project))
+    status: dict = {}
+    for _ in range(300):
+        status = httpx.get(f"http://127.0.0.1:{stack.ingest}/api/v1/status", timeout=5).json()
+        if status["inserted"] >= expected:
+            break
+        time.sleep(0.1)
+    assert status["inserted"] == expected, status
+
+    # the console shows the prompt once the demo key is connected
+    user, password = next(line.split()[-3::2] for line in stack.output if "console sign-in" in line)
+    console = f"http://127.0.0.1:{stack.model}"
+    with httpx.Client(base_url=console, headers={"Origin": console}) as browser:
+        assert browser.post("/login", data={"email": user, "password": password}).status_code == 303
+        page = browser.get("/projects")
+        token = re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)
+        connected = browser.post("/projects/key", data={"csrf_token": token, "api_key": key})
+        assert connected.status_code == 303, connected.text
+        shown = browser.get(f"/projects/{project}")
+        assert shown.status_code == 200 and f'data-prompt="{PROMPT}"' in shown.text
+    assert stack.stop() == 0
+
+    bare = Stack(tmp_path / "bare")
+    try:
+        bare.start(120.0, "--no-demo")
+        assert "demo content" not in bare.text()
+        key = next(line.split()[-1] for line in bare.output if "demo API key" in line)
+        project = next(line.split()[-1] for line in bare.output if "demo project" in line)
+        empty = httpx.get(
+            f"http://127.0.0.1:{bare.prompt}/prompts",
+            params={"project_id": project},
+            headers={"X-API-Key": key},
+        )
+        assert empty.json() == []
+        assert bare.stop() == 0
+    finally:
+        if bare.proc is not None and bare.proc.poll() is None:
+            bare.proc.kill()
+            bare.proc.wait()
+        for pid in processes_with_marker(bare.run_id):  # never leave anything behind, even on failure
+            os.kill(pid, signal.SIGKILL)

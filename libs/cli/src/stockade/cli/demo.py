@@ -17,6 +17,7 @@ class DemoInfo:
     project_id: str
     user: str = ""
     console_password: str = ""
+    review_project_id: str = ""  # the Manual review project (empty in demo.json files written before it)
 
 
 def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
@@ -43,6 +44,7 @@ def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
             project_id=demo.project_id,
             user=demo.user.email,
             console_password=demo.console_password,
+            review_project_id=demo.review_project_id,
         )
         # Demo convenience for the embedded stack only: the demo key is kept in a 0600 file so later
         # `stockade up` runs can print it again. Real keys are shown once and stored only as SHA-256.

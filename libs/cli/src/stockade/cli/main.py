@@ -28,6 +28,14 @@ def up(
     ingest_port: Annotated[int, typer.Option(help="guardrail-ingest port.")] = 8103,
     toxicity_port: Annotated[int, typer.Option(help="toxicity-classifier port.")] = 8104,
     startup_timeout: Annotated[float, typer.Option(help="Seconds to wait for each part.")] = 60.0,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            "--demo/--no-demo",
+            help="On the first start, fill the demo projects with a sample prompt (two versions), a skill, a "
+            "proposal to review and a few guardrail runs.",
+        ),
+    ] = True,
 ) -> None:
     """Start the embedded stack (NATS + JetStream, SQLite, chdb, all five services) until Ctrl-C."""
     cfg = StackConfig(
@@ -39,6 +47,7 @@ def up(
         ingest_port=ingest_port,
         toxicity_port=toxicity_port,
         startup_timeout_s=startup_timeout,
+        demo=demo,
     )
     raise typer.Exit(run_up(cfg))
 

@@ -31,6 +31,7 @@ class StackConfig:
     ingest_port: int = 8103
     toxicity_port: int = 8104
     startup_timeout_s: float = 60.0
+    demo: bool = True  # seed sample prompts, a skill and guardrail runs on the first start (--no-demo: off)
     run_id: str = field(default_factory=lambda: os.environ.get("STOCKADE_UP_ID") or uuid.uuid4().hex)
 
     @property
@@ -192,6 +193,7 @@ def http_service_env(cfg: StackConfig, name: str) -> dict[str, str]:
     env = child_env(cfg, prefix, port)
     if name == "model-api":  # plain http: a Secure session cookie would never come back
         env.setdefault("MODEL_API_SESSION__SECURE", "never")
+        env.setdefault("MODEL_API_PROMPT_API__URL", f"http://{cfg.host}:{cfg.prompt_port}")
     if name == "guardrail-ingest":
         env.setdefault("GUARDRAIL_INGEST_SINK__KIND", "clickhouse")
         env.setdefault("GUARDRAIL_INGEST_SINK__URL", f"chdb:///{(cfg.state_dir / 'clickhouse').resolve()}")

@@ -7,7 +7,9 @@ import signal
 from pathlib import Path
 from types import FrameType
 
-from stockade.cli import progress
+import httpx
+
+from stockade.cli import demo_content, progress
 from stockade.cli.demo import DemoInfo, prepare_database, write_guardrails_config
 from stockade.cli.processes import Child, wait_any_exit
 from stockade.cli.stack import (
@@ -65,6 +67,8 @@ def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: lis
         started[name] = start_service(cfg, name)
         children.append(started[name])
     asyncio.run(wait_healthy(cfg, started))
+    if demo is not None and cfg.demo:
+        _seed_demo_content(cfg, demo)
     _print_summary(cfg, demo)
     crashed = wait_any_exit(children, stop_requested)
     if crashed is not None:
@@ -73,6 +77,32 @@ def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: lis
         )
         return 1
     return 0
+
+
+def _seed_demo_content(cfg: StackConfig, demo: DemoInfo) -> None:
+    """Once per state directory: sample prompts, a skill, a proposal and guardrail runs, through the APIs."""
+    marker = cfg.state_dir / demo_content.MARKER
+    if marker.exists():
+        return
+
+    async def seed() -> None:
+        base = f"http://{cfg.host}"
+        async with (
+            httpx.AsyncClient(base_url=f"{base}:{cfg.prompt_port}", timeout=10) as prompt_api,
+            httpx.AsyncClient(base_url=f"{base}:{cfg.ingest_port}", timeout=10) as ingest,
+        ):
+            await demo_content.seed_prompts(prompt_api, demo.api_key, demo.project_id, demo.review_project_id)
+            await demo_content.seed_runs(ingest, demo.project_id)
+
+    try:
+        with progress.starting(
+            "demo content", "a prompt (two versions), a skill, a proposal, guardrail runs"
+        ):
+            asyncio.run(seed())
+    except (httpx.HTTPError, RuntimeError, KeyError, ValueError) as exc:
+        progress.info(f"demo content not seeded ({exc}); the stack runs without it")
+        return
+    marker.write_text("seeded\n")
 
 
 def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
@@ -87,6 +117,10 @@ def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
         print(f"  demo project        {demo.project_id}")
         if demo.console_password:
             print(f"  console sign-in     {demo.user} / {demo.console_password}")
+        if cfg.demo:
+            print(
+                f"  prompts and skills  http://{cfg.host}:{cfg.model_port}/projects (connect the demo API key)"
+            )
         url = f"http://{cfg.host}:{cfg.prompt_port}/prompts?project_id={demo.project_id}"
         print(f"  try:  curl -H 'X-API-Key: {demo.api_key}' '{url}'")
     print("\nPress Ctrl-C to stop.", flush=True)
