@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from stockade.guardrail_ingest.deps import IngestDep
 from stockade.guardrail_ingest.ingest import EventTooLargeError, QueueUnavailableError
 from stockade.guardrails.storage.wire import DB_TYPES, BatchAccepted, DbTypeReply, GuardrailBatch
-from stockade.runtime.errors import error_response
+from stockade.runtime.errors import error_response, error_responses
 from stockade.runtime.storable import unstorable_at
 
 router = APIRouter(prefix="/api/v1", tags=["guardrail storage"])
@@ -72,7 +72,19 @@ async def db_type(ingest: IngestDep) -> DbTypeReply:
     status_code=202,
     response_model=None,
     openapi_extra=_BODY_DOC,
-    responses={202: {"model": BatchAccepted, "description": "Queued durably; stored by the sink workers."}},
+    responses={
+        202: {"model": BatchAccepted, "description": "Queued durably; stored by the sink workers."},
+        **error_responses(
+            {
+                400: "{db_type} is not one of mongodb, dynamodb, clickhouse.",
+                401: "ingest.api_key is set and X-API-Key is missing or wrong.",
+                409: "{db_type} is not the active store: GET /api/v1/db_type and resend.",
+                413: "Body, event count or one event over the limits.",
+                422: "The body is not JSON or does not match the schema.",
+                503: "JetStream did not acknowledge in time: nothing accepted, retry later (Retry-After).",
+            }
+        ),
+    },
 )
 async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSONResponse:
     limits = ingest.settings.ingest

@@ -13,8 +13,27 @@ from stockade.model_api import actions, catalogue, dbconfigs
 from stockade.model_api.body import invalid, read_json
 from stockade.model_api.deps import ApiUser, DbDep, RelayDep, SettingsDep
 from stockade.model_api.schemas import DbConfigCreate, ModelUpsert, check_model_id, normalise_provider
+from stockade.runtime.body import documented_body
+from stockade.runtime.errors import error_responses
 
-router = APIRouter(prefix="/api/platform")
+# Every route: 401 without a live console session (spec 5.2), 422 for parameters or a body that do not fit.
+router = APIRouter(
+    prefix="/api/platform",
+    responses=error_responses(
+        {
+            401: "No live console session: sign in first (the session cookie).",
+            422: "Parameters or body do not match the schema.",
+        }
+    ),
+)
+_WRITE = error_responses(
+    {
+        403: "Another origin, or an X-CSRF-Token that does not belong to the session.",
+        413: "The body is over limits.max_body_bytes.",
+        415: "The body is not sent as Content-Type: application/json.",
+    }
+)
+_NOT_FOUND = error_responses({404: "No such model entry or database configuration."})
 
 
 def _validated(model: type[ModelUpsert] | type[DbConfigCreate], data: Any) -> Any:
@@ -60,7 +79,11 @@ async def list_models(
     }
 
 
-@router.post("/models")
+@router.post(
+    "/models",
+    responses={201: {"description": "Created (200: an existing entry was updated)."}, **_WRITE, **_NOT_FOUND},
+    openapi_extra=documented_body(ModelUpsert),
+)
 async def upsert_model(
     request: Request, user: ApiUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> JSONResponse:
@@ -86,7 +109,7 @@ async def upsert_model(
     )
 
 
-@router.delete("/models")
+@router.delete("/models", responses={**_WRITE, **_NOT_FOUND})
 async def delete_model(
     request: Request,
     user: ApiUser,
@@ -111,7 +134,12 @@ async def list_db_configs(user: ApiUser, db: DbDep) -> dict[str, Any]:
     return {"dbConfigs": [c.as_json() for c in await dbconfigs.list_configs(db)]}
 
 
-@router.post("/db-configs", status_code=201)
+@router.post(
+    "/db-configs",
+    status_code=201,
+    responses={**_WRITE, **error_responses({409: "A configuration with that name exists already."})},
+    openapi_extra=documented_body(DbConfigCreate),
+)
 async def create_db_config(
     request: Request, user: ApiUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> dict[str, Any]:
@@ -124,7 +152,7 @@ async def create_db_config(
     return config.as_json()
 
 
-@router.post("/db-configs/{config_id}/activate")
+@router.post("/db-configs/{config_id}/activate", responses={**_WRITE, **_NOT_FOUND})
 async def activate_db_config(
     request: Request, config_id: str, user: ApiUser, db: DbDep, relay: RelayDep
 ) -> dict[str, Any]:
