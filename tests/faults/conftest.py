@@ -75,7 +75,15 @@ async def served_ingest(settings: Any) -> AsyncIterator[str]:
 
 
 async def flush_through(
-    nats_url: str, dsn: str, client: Any, table: str, fault: Fault, *, who: Who = nobody, events: int = 3000
+    nats_url: str,
+    dsn: str,
+    client: Any,
+    table: str,
+    fault: Fault,
+    *,
+    who: Who = nobody,
+    events: int = 3000,
+    replicas: int = 1,
 ) -> FlushReport:
     """One run of ``events`` events flushed by the library (``BackendGuardrailSink``, 100 per batch) while
     ``fault()`` happens; a flush that fails is retried with the events not sent yet, as the library keeps them."""
@@ -88,7 +96,9 @@ async def flush_through(
     from stockade.testing.ports import free_port
 
     settings = GuardrailIngestSettings(
-        nats=NatsSettings(url=nats_url, startup_wait_s=10, **_auth(who("guardrail-ingest"))),
+        nats=NatsSettings(
+            url=nats_url, startup_wait_s=10, stream_replicas=replicas, **_auth(who("guardrail-ingest"))
+        ),
         db=DatabaseSettings(url="sqlite+aiosqlite:///:memory:"),
         http=HttpSettings(port=free_port()),
         sink=SinkSettings(kind="clickhouse", url=dsn, table=table),
@@ -183,7 +193,14 @@ class BurstReport:
 
 
 async def burst_through(
-    nats_url: str, directory: Path, fault: Fault, *, who: Who = nobody, messages: int = 600, senders: int = 16
+    nats_url: str,
+    directory: Path,
+    fault: Fault,
+    *,
+    who: Who = nobody,
+    messages: int = 600,
+    senders: int = 16,
+    replicas: int = 1,
 ) -> BurstReport:
     """``messages`` signed messages planner -> executor through one real trust-broker while ``fault()`` happens.
 
@@ -206,7 +223,7 @@ async def burst_through(
         TrustBrokerSettings(
             config_path=config_path,
             http=HttpSettings(port=free_port()),
-            nats=NatsSettings(url=nats_url, **_auth(who("trust-broker"))),
+            nats=NatsSettings(url=nats_url, stream_replicas=replicas, **_auth(who("trust-broker"))),
         )
     )
     errors: list[str] = []

@@ -98,7 +98,11 @@ class OutboxRelay:
         table: type[OutboxColumns],
         connection: NatsConnection,
         settings: OutboxSettings,
+        *,
+        replicas: int = 1,
     ) -> None:
+        """``replicas``: copies of a stream the relay creates (``NatsSettings.stream_replicas``)."""
+        self._replicas = replicas
         self._sessions = sessions
         self._table = table
         self._connection = connection
@@ -275,7 +279,9 @@ class OutboxRelay:
         name = stream_for(subject)
         if name in self._streams_ready:
             return
-        await ensure_stream(js, name, list(STREAMS[name]))  # with its byte and age limits
+        await ensure_stream(
+            js, name, list(STREAMS[name]), replicas=self._replicas
+        )  # with byte and age limits
         self._streams_ready.add(name)
 
     async def _mark_sent(self, event_id: str) -> None:

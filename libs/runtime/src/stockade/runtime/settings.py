@@ -25,6 +25,13 @@ class NatsSettings(BaseModel):
     connect_timeout_s: float = Field(default=2.0, gt=0, description="Timeout of one connection attempt.")
     startup_wait_s: float = Field(default=20.0, ge=0, description="How long startup retries before failing.")
     drain_timeout_s: float = Field(default=10.0, gt=0, description="Graceful drain budget on shutdown.")
+    stream_replicas: int = Field(
+        default=1,
+        ge=1,
+        le=5,
+        description="Copies of each JetStream stream and bucket the service creates: 1 on a single server, 3 on "
+        "a three-node cluster (deploy/nats/cluster.conf); an existing stream with fewer copies is scaled up.",
+    )
 
     def servers(self) -> list[str]:
         return [u.strip() for u in self.url.split(",") if u.strip()]

@@ -33,9 +33,10 @@ async def ensure_stream(
     limits: StreamLimits | None = None,
     retention: RetentionPolicy = RetentionPolicy.LIMITS,
     duplicate_window_s: float = 0.0,
+    replicas: int = 1,
 ) -> StreamInfo:
     """The stream's info after making sure it exists with a byte and an age limit (``duplicate_window_s`` 0:
-    the server's default, two minutes)."""
+    the server's default, two minutes) and at least ``replicas`` copies (NatsSettings.stream_replicas)."""
     bounds = limits or STREAM_LIMITS[name]
     try:
         info = await js.stream_info(name)
@@ -49,6 +50,7 @@ async def ensure_stream(
             max_bytes=bounds.max_bytes,
             max_age=bounds.max_age_s,
             duplicate_window=duplicate_window_s,
+            num_replicas=replicas,
         )
         try:
             created = await js.add_stream(config)
@@ -64,12 +66,16 @@ async def ensure_stream(
                     "this stream's max_bytes setting; deploy/README.md, JetStream limits)"
                 ) from exc
             raise
-    return await _fill_missing_limits(js, info, bounds)
+    return await _fill_missing_limits(js, info, bounds, replicas)
 
 
-async def _fill_missing_limits(js: JetStreamContext, info: StreamInfo, bounds: StreamLimits) -> StreamInfo:
+async def _fill_missing_limits(
+    js: JetStreamContext, info: StreamInfo, bounds: StreamLimits, replicas: int = 1
+) -> StreamInfo:
     config = info.config
     missing: dict[str, float | int] = {}
+    if (config.num_replicas or 1) < replicas:  # moved onto a cluster: more copies, never fewer
+        missing["num_replicas"] = replicas
     if not config.max_bytes or config.max_bytes < 0:
         missing["max_bytes"] = bounds.max_bytes
     if not config.max_age:

@@ -17,9 +17,9 @@ from stockade.runtime.tracing import inject
 log = logging.getLogger(__name__)
 
 
-async def ensure_stream(js: JetStreamContext, settings: StreamSettings) -> None:
+async def ensure_stream(js: JetStreamContext, settings: StreamSettings, replicas: int = 1) -> None:
     """Create the events stream (a work queue) and the dead-letter stream with their limits if missing; give an
-    existing one a byte or age limit it lacks (stockade.runtime.streams)."""
+    existing one a byte or age limit it lacks (stockade.runtime.streams); ``replicas`` copies of each."""
     events = await ensure_stream_with_limits(
         js,
         settings.stream,
@@ -27,6 +27,7 @@ async def ensure_stream(js: JetStreamContext, settings: StreamSettings) -> None:
         limits=StreamLimits(settings.max_bytes, settings.max_age_s, "new"),
         retention=RetentionPolicy.WORK_QUEUE,
         duplicate_window_s=settings.duplicate_window_s,
+        replicas=replicas,
     )
     if events.config.retention != RetentionPolicy.WORK_QUEUE:
         log.warning(
@@ -41,6 +42,7 @@ async def ensure_stream(js: JetStreamContext, settings: StreamSettings) -> None:
         [settings.dead_letter_subject],
         limits=StreamLimits(settings.dead_letter_max_bytes, settings.dead_letter_max_age_s, "new"),
         duplicate_window_s=settings.duplicate_window_s,
+        replicas=replicas,
     )
 
 

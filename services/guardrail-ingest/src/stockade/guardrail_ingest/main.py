@@ -50,7 +50,7 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
     async def on_startup(state: ServiceState) -> None:
         assert state.nats is not None
         js = state.nats.jetstream()
-        await ensure_stream(js, settings.jetstream)
+        await ensure_stream(js, settings.jetstream, settings.nats.stream_replicas)
         ingest.js, ingest.nc = js, state.nats
         if settings.active.follow:
             follower = ActiveStoreFollower(active, settings.active)

@@ -22,6 +22,10 @@ def enqueue(session: AsyncSession, event: EventEnvelope) -> None:
 
 class OutboxRelay(outbox.OutboxRelay):
     def __init__(
-        self, sessions: async_sessionmaker[AsyncSession], nc: NatsClient | None, settings: OutboxSettings
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        nc: NatsClient | None,
+        settings: OutboxSettings,
+        replicas: int = 1,
     ) -> None:
-        super().__init__(sessions, OutboxEvent, outbox.given_connection(nc), settings)
+        super().__init__(sessions, OutboxEvent, outbox.given_connection(nc), settings, replicas=replicas)

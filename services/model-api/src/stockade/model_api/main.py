@@ -53,7 +53,7 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
         state.extras["prompt_api_http"] = httpx.AsyncClient(
             base_url=settings.prompt_api.url, timeout=settings.prompt_api.timeout_s, follow_redirects=False
         )
-        relay = OutboxRelay(state.sessions, state.nats, settings.outbox)
+        relay = OutboxRelay(state.sessions, state.nats, settings.outbox, settings.nats.stream_replicas)
         state.extras["relay"] = relay
         if settings.outbox.enabled:
             relay.start()

@@ -31,7 +31,7 @@ class OutboxRelay(outbox.OutboxRelay):
         service: str = "prompt-api",
     ) -> None:
         self.connection = LazyNatsConnection(nats, name=service, health_subject=PROMPT_HEALTH)
-        super().__init__(sessions, OutboxEvent, self.connection, settings)
+        super().__init__(sessions, OutboxEvent, self.connection, settings, replicas=nats.stream_replicas)
 
     async def stop(self, timeout_s: float | None = None) -> None:
         await super().stop(timeout_s)

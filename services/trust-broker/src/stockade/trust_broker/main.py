@@ -153,6 +153,7 @@ class TrustBrokerApp:
             retention_s=retention,
             client=self.broker.connection,
             max_bytes=self.settings.nonce_bucket_max_bytes,
+            replicas=self.settings.nats.stream_replicas,
         )
 
     async def _ensure_stream(self) -> None:
@@ -162,7 +163,9 @@ class TrustBrokerApp:
             self.settings.rejected_stream_max_bytes, self.settings.rejected_stream_max_age_s, "old"
         )
         stream = subjects.stream_for(subjects.TRUST_REJECTED)
-        await ensure_stream(js, stream, [subjects.TRUST_REJECTED], limits=limits)
+        await ensure_stream(
+            js, stream, [subjects.TRUST_REJECTED], limits=limits, replicas=self.settings.nats.stream_replicas
+        )
 
 
 def create_app(settings: TrustBrokerSettings) -> TrustBrokerApp:
