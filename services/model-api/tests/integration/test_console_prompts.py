@@ -109,3 +109,16 @@ async def test_diff_is_escaped_and_rollback_goes_through_prompt_api(prompt_world
             )
         assert read.json()["version"] == 3 and read.json()["content"] == "Hello!\nHow can I help?"
         assert read.json()["commit_message"] == "rollback to version 1"
+
+
+async def test_a_key_revoked_after_connecting_is_refused_by_prompt_api(prompt_world):
+    async with signed_in(prompt_world, prompt_world.reviewer) as client:
+        await connect(client, prompt_world.keys["reviewer"])
+        assert (await client.get(f"/projects/{prompt_world.shop}")).status_code == 200
+        keys_page = await client.get("/api-keys")
+        [key_id] = re.findall(r'data-key-id="([^"]+)"', keys_page.text)
+        revoked = await client.post(f"/api-keys/{key_id}/revoke", data={"csrf_token": csrf(keys_page)})
+        assert revoked.status_code == 303
+        refused = await client.get(f"/projects/{prompt_world.shop}")
+        assert refused.status_code == 401
+        assert "prompt-api refused (401)" in refused.text and "not revoked" in refused.text
