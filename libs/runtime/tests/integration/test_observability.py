@@ -8,8 +8,8 @@ import asyncio
 import io
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import httpx
 import pytest
@@ -26,6 +26,25 @@ from stockade.runtime.tracing import consumer_span, current_trace_id, inject
 from stockade.testing.ports import free_port
 
 TRACE_ID = "6bf92f3577b34da6a3ce929d0e0e4736"
+
+
+@contextmanager
+def captured_logs(service: str, json_format: bool = True) -> Iterator[io.StringIO]:
+    """Lines of configure_logging's own handler (with its trace filter), written to a buffer; the root
+    logger's handlers and level are restored afterwards."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    out = io.StringIO()
+    configure_logging(service, "INFO", json_format, stream=out)
+    try:
+        yield out
+    finally:
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        for handler in handlers:
+            if handler not in root.handlers:
+                root.addHandler(handler)
+        root.setLevel(level)
 
 
 @asynccontextmanager
@@ -86,18 +105,12 @@ async def test_metrics_label_requests_by_route_template_and_bound_methods() -> N
 
 
 async def test_a_request_continues_the_callers_trace_in_its_log_lines() -> None:
-    out = io.StringIO()
-    configure_logging("obs-b", "INFO", True, stream=out)
-    try:
+    with captured_logs("obs-b") as out:
         async with served(_app("obs-b", access_log=True)) as base, httpx.AsyncClient(base_url=base) as client:
             traced = await client.get(
                 "/items/a", headers={"traceparent": f"00-{TRACE_ID}-b7ad6b7169203331-01"}
             )
             fresh = await client.get("/items/b")
-    finally:
-        root = logging.getLogger()
-        for handler in [h for h in root.handlers if getattr(h, "_stockade", False)]:
-            root.removeHandler(handler)
     assert traced.json()["trace_id"] == TRACE_ID
     assert len(fresh.json()["trace_id"]) == 32 and fresh.json()["trace_id"] != TRACE_ID
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
@@ -110,16 +123,10 @@ async def test_a_request_continues_the_callers_trace_in_its_log_lines() -> None:
 
 
 def test_human_readable_lines_end_with_the_trace_id() -> None:
-    out = io.StringIO()
-    configure_logging("obs-c", "INFO", False, stream=out)
-    try:
+    with captured_logs("obs-c", json_format=False) as out:
         with consumer_span("test", {"traceparent": f"00-{TRACE_ID}-b7ad6b7169203331-01"}):
             logging.getLogger("test.text").info("inside")
         logging.getLogger("test.text").info("outside")
-    finally:
-        root = logging.getLogger()
-        for handler in [h for h in root.handlers if getattr(h, "_stockade", False)]:
-            root.removeHandler(handler)
     inside, outside = out.getvalue().splitlines()
     assert inside.endswith(f"inside trace={TRACE_ID}") and outside.endswith("outside")
 

@@ -5,6 +5,8 @@ import asyncio
 import io
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import nats
 import pytest
@@ -18,6 +20,25 @@ from stockade.runtime.settings import LogSettings
 PUBLISH = "/prompts/active-prompt-version"
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 TRACEPARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
+
+
+@contextmanager
+def captured_logs(service: str, json_format: bool = True) -> Iterator[io.StringIO]:
+    """Lines of configure_logging's own handler (with its trace filter), written to a buffer; the root
+    logger's handlers and level are restored afterwards."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    out = io.StringIO()
+    configure_logging(service, "INFO", json_format, stream=out)
+    try:
+        yield out
+    finally:
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        for handler in handlers:
+            if handler not in root.handlers:
+                root.addHandler(handler)
+        root.setLevel(level)
 
 
 def _count(metrics: str, **labels: str) -> float:
@@ -68,9 +89,7 @@ async def test_traceparent_reaches_the_log_line_and_the_published_event(app_fact
         outbox=OutboxSettings(enabled=True, interval_s=0.2),
         log=LogSettings(access_log=True),
     )
-    out = io.StringIO()
-    configure_logging("prompt-api", "INFO", True, stream=out)
-    try:
+    with captured_logs("prompt-api") as out:
         r = await client.post(
             PUBLISH,
             headers={"X-API-Key": world.write_key, "traceparent": TRACEPARENT},
@@ -81,10 +100,6 @@ async def test_traceparent_reaches_the_log_line_and_the_published_event(app_fact
             if client.app.state.relay.sent:
                 break
             await asyncio.sleep(0.1)
-    finally:
-        root = logging.getLogger()
-        for handler in [h for h in root.handlers if getattr(h, "_stockade", False)]:
-            root.removeHandler(handler)
     nc = await nats.connect(nats_url)
     try:
         sub = await nc.jetstream().subscribe(PROMPT_PUBLISHED, ordered_consumer=True)
@@ -106,15 +121,9 @@ async def test_traceparent_reaches_the_log_line_and_the_published_event(app_fact
 
 async def test_a_request_without_traceparent_gets_a_trace_id_of_its_own(app_factory, world):
     client = await app_factory(log=LogSettings(access_log=True))
-    out = io.StringIO()
-    configure_logging("prompt-api", "INFO", True, stream=out)
-    try:
+    with captured_logs("prompt-api") as out:
         await client.get("/healthz")
         await client.get("/healthz")
-    finally:
-        root = logging.getLogger()
-        for handler in [h for h in root.handlers if getattr(h, "_stockade", False)]:
-            root.removeHandler(handler)
     ids = [json.loads(line).get("trace_id") for line in out.getvalue().splitlines()]
     ids = [i for i in ids if i]
     assert len(ids) == 2 and ids[0] != ids[1] and all(len(i) == 32 for i in ids)

@@ -54,7 +54,6 @@ class ObservabilityMiddleware:
         self.access = access
         self._in_flight = HTTP_IN_FLIGHT.labels(service)
         self._children: dict[tuple[str, str, str], Any] = {}
-        self._tracer = tracing.tracer()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -69,7 +68,7 @@ class ObservabilityMiddleware:
             if name in _TRACE_HEADERS
         }
         parent = tracing.extract(carrier)
-        span = self._tracer.start_span(method, context=parent, kind=SpanKind.SERVER)
+        span = tracing.start_span(method, parent, SpanKind.SERVER)
         token = otel_context.attach(trace.set_span_in_context(span, parent))
         status = 500
 

@@ -67,7 +67,14 @@ def create_app(settings: PromptApiSettings | None = None, *, configure_logs: boo
             await reader.close()
             await engine.dispose()
 
-    app = FastAPI(title="Stockade prompt-api", version="1", lifespan=lifespan)
+    # FastAPI's own per-request and per-operation spans are off (stockade.runtime.app says why): the observability
+    # middleware makes the request's one server span.
+    app = FastAPI(
+        title="Stockade prompt-api",
+        version="1",
+        lifespan=lifespan,
+        telemetry={"tracing": False, "operation_spans": False},
+    )
     app.state.settings = settings
     install_error_handlers(app)
     install_security_headers(app, hsts_max_age_s=settings.http.hsts_max_age_s)
