@@ -164,8 +164,14 @@ async def test_review_flow_end_to_end(prompt_world, browser_page, chromium_brows
         assert "a rejection needs a comment" in await reviewer.get_by_role("alert").text_content()
         await reviewer.goto(queue_url)
         loud = reviewer.locator("section.proposal", has_text="louder")
-        await loud.get_by_label("Comment").fill("We never shout at customers.")
-        await loud.get_by_role("button", name="Reject").click()
+        # keyboard only: type the comment, Tab past "Approve and publish" to "Reject", Enter
+        await loud.get_by_label("Comment").focus()
+        await reviewer.keyboard.type("We never shout at customers.")
+        await reviewer.keyboard.press("Tab")
+        assert await reviewer.evaluate("document.activeElement.textContent") == "Approve and publish"
+        await reviewer.keyboard.press("Tab")
+        assert await reviewer.evaluate("document.activeElement.textContent") == "Reject"
+        await reviewer.keyboard.press("Enter")
         await reviewer.wait_for_url(lambda url: "done=rejected" in url)
         assert await reviewer.get_by_role("status").text_content() == "Rejected the proposal for terms."
         assert await reviewer.locator("section.proposal").count() == 1
