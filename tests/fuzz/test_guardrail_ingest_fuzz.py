@@ -30,7 +30,7 @@ from stockade.guardrail_ingest.settings import (
 from stockade.runtime.settings import DatabaseSettings, NatsSettings
 from stockade.testing.names import make_unique_name
 
-MAX_EXAMPLES = 20  # per operation, fuzzing phase; the coverage phase adds its own boundary cases
+MAX_EXAMPLES = 25  # per operation, fuzzing phase; the coverage phase adds its own boundary cases
 INGEST_KEY = "fuzz-ingest-key-0123456789"
 ACTIVE = "clickhouse"
 

@@ -26,7 +26,7 @@ from stockade.runtime.settings import DatabaseSettings, NatsSettings
 from stockade.testing.asyncbridge import run_blocking
 from stockade.testing.postgres import temporary_database
 
-MAX_EXAMPLES = 20  # per operation, fuzzing phase; the coverage phase adds its own boundary cases
+MAX_EXAMPLES = 25  # per operation, fuzzing phase; the coverage phase adds its own boundary cases
 PASSWORD = "correct horse battery staple"
 
 

@@ -26,7 +26,7 @@ from stockade.runtime import DatabaseSettings, NatsSettings, create_engine, sess
 from stockade.testing.asyncbridge import run_blocking
 from stockade.testing.postgres import temporary_database
 
-MAX_EXAMPLES = 20  # per operation, fuzzing phase; the coverage phase adds its own boundary cases
+MAX_EXAMPLES = 25  # per operation, fuzzing phase; the coverage phase adds its own boundary cases
 
 
 def _openapi() -> dict[str, Any]:
@@ -79,7 +79,7 @@ async def _make_world(url: str) -> tuple[str, list[str]]:
 
 
 SKILL_MD = "---\nname: triage\ndescription: Sort incoming tickets.\n---\n# Triage\n"
-SEEDED = {"prompt_name": "greeting", "skill_name": "triage", "path": "references/levels.md"}
+SEEDED = {"prompt_name": "greeting", "skill_name": "triage", "path": "notes.txt"}  # no "/": kept as sent
 
 
 def _seed(base_url: str, key: str, project: str) -> list[str]:
@@ -94,7 +94,11 @@ def _seed(base_url: str, key: str, project: str) -> list[str]:
         "project_id": project,
         "skill_name": "triage",
         "skill_md": SKILL_MD,
-        "files": {"references/levels.md": "# Levels\n", "scripts/run.sh": "#!/bin/sh\necho hi\n"},
+        "files": {
+            "notes.txt": "Triage notes\n",
+            "references/levels.md": "# Levels\n",
+            "scripts/run.sh": "#!/bin/sh\necho hi\n",
+        },
     }
     r = requests.post(f"{base_url}/skills/active-version", json=skill, headers=headers, timeout=30)
     assert r.status_code == 201, r.text
