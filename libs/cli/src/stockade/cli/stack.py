@@ -32,6 +32,8 @@ class StackConfig:
     toxicity_port: int = 8104
     startup_timeout_s: float = 60.0
     demo: bool = True  # seed sample prompts, a skill and guardrail runs on the first start (--no-demo: off)
+    # Project the audit trail files trust rejections under (they name none): the demo project, once known.
+    audit_project_id: str | None = None
     run_id: str = field(default_factory=lambda: os.environ.get("STOCKADE_UP_ID") or uuid.uuid4().hex)
 
     @property
@@ -197,6 +199,8 @@ def http_service_env(cfg: StackConfig, name: str) -> dict[str, str]:
     if name == "guardrail-ingest":
         env.setdefault("GUARDRAIL_INGEST_SINK__KIND", "clickhouse")
         env.setdefault("GUARDRAIL_INGEST_SINK__URL", f"chdb:///{(cfg.state_dir / 'clickhouse').resolve()}")
+        if cfg.audit_project_id:
+            env.setdefault("GUARDRAIL_INGEST_AUDIT__PROJECT_ID", cfg.audit_project_id)
     return env
 
 

@@ -60,6 +60,8 @@ def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: lis
         children.append(start_nats(cfg))
     with progress.starting("database", f"SQLite {cfg.db_path} (migrate, seed demo data if empty)"):
         demo = prepare_database(cfg.state_dir, cfg.db_url)
+    if demo is not None and cfg.audit_project_id is None:
+        cfg.audit_project_id = demo.project_id
     write_guardrails_config(cfg.guardrails_config_path, cfg.toxicity_url)
     started: dict[str, Child] = {}
     for name in SERVICES:
