@@ -25,6 +25,7 @@ from stockade.model_api.routes import (
     auth,
     console_models,
     console_prompts,
+    console_reviews,
     console_runs,
     console_settings,
 )
@@ -83,7 +84,15 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
     _install_handlers(app)
 
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
-    for module in (auth, api, console_models, console_settings, console_runs, console_prompts):
+    for module in (
+        auth,
+        api,
+        console_models,
+        console_settings,
+        console_runs,
+        console_prompts,
+        console_reviews,
+    ):
         app.include_router(module.router)
     return app
 
