@@ -124,6 +124,8 @@ class Servers:
             "TRUST_BROKER_LOG__LEVEL": "WARNING",
             "TRUST_BROKER_NONCE_STORE": nonce_store,
             "TRUST_BROKER_MAX_WORKERS": str(in_flight),
+            # /metrics of each replica on its own port (two on the default 8105 collide)
+            "TRUST_BROKER_HTTP__PORT": str(free_port()),
         }
         proc = subprocess.Popen([sys.executable, "-m", "stockade.trust_broker"], env=env)
         self.procs.append(proc)
