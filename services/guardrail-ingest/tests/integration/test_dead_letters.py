@@ -155,11 +155,19 @@ async def _until(check: Callable[[], bool], within_s: float = 30.0) -> None:
         await asyncio.sleep(0.1)
 
 
+def _dead_letters_metric() -> float:
+    from prometheus_client import REGISTRY
+
+    value = REGISTRY.get_sample_value("stockade_dead_letters_total", {"stream": SETTINGS.dead_letter_stream})
+    return value or 0.0
+
+
 async def test_unstorable_event_is_dead_lettered_and_the_rest_stored_once(case: Case, js: Any) -> None:
     good = [_record({"score": 0.5, "n": i}) for i in range(4)]
     bad = _record(case.bad_payload)
     batch = GuardrailEventsReceived(db_type=case.sink.kind, events=[*good[:2], bad, *good[2:]])
     await publish_batch(js, SETTINGS, batch, timeout_s=5)
+    dead_letters_before = _dead_letters_metric()
     worker = SinkWorker(js, case.sink, SETTINGS)
     task = asyncio.create_task(worker.run())
     try:
@@ -171,6 +179,7 @@ async def test_unstorable_event_is_dead_lettered_and_the_rest_stored_once(case: 
 
     assert sorted(await case.ids()) == sorted(r["event_id"] for r in good)  # each once, despite 3 deliveries
     assert worker.stats.batches == 1 and worker.stats.dead_lettered == 1
+    assert _dead_letters_metric() == dead_letters_before + 1  # stockade_dead_letters_total on /metrics
     assert worker.stats.refused == SETTINGS.dead_letter_after - 1
     [letter] = await list_dead_letters(js, SETTINGS)
     assert letter.message.record == bad and letter.message.attempts == SETTINGS.dead_letter_after

@@ -27,6 +27,7 @@ from stockade.contracts import ApiKeyRevoked, TrustRejected, subjects
 from stockade.guardrail_ingest.settings import AuditSettings
 from stockade.guardrail_ingest.sinks.base import SinkError
 from stockade.guardrail_ingest.sinks.router import Stores
+from stockade.runtime.tracing import consumer_span
 
 log = logging.getLogger(__name__)
 AUDITED: tuple[str, ...] = (subjects.TRUST_REJECTED, subjects.APIKEY_REVOKED)
@@ -159,6 +160,11 @@ class AuditConsumer:
                 await msg.term()
         if not records:
             return
+        # Stored in the trace the (first) rejection carried, if any: the agent's submission, through the broker.
+        with consumer_span("guardrail.audit", records[0][0].headers):
+            await self._store(records)
+
+    async def _store(self, records: list[tuple[Msg, dict[str, Any]]]) -> None:
         by_id = {r["event_id"]: r for _, r in records}
         kind = self.active()
         try:
