@@ -36,7 +36,7 @@ from eval_secrets import expected_findings, read_text, split_files
 
 from stockade.guardrails.checks.exfiltration.context import ContextCandidate
 from stockade.guardrails.checks.exfiltration.plausibility import shannon_entropy
-from stockade.guardrails.checks.exfiltration.secrets import SecretHit, SecretScanner, _dedupe
+from stockade.guardrails.checks.exfiltration.secrets import SecretHit, SecretScanner, dedupe
 from stockade.guardrails.checks.exfiltration.words import word_count
 
 ALL_CANDIDATES = "--all" in sys.argv
@@ -224,7 +224,7 @@ def line_counts(
         hits = list(f.hits) + [
             SecretHit(s, e, "credential_in_context", 0.8) for (s, e), k in zip(f.spans, keep[f.name]) if k
         ]
-        found |= {(f.name, f.line(h.start)) for h in _dedupe(hits)}
+        found |= {(f.name, f.line(h.start)) for h in dedupe(hits)}
     return len(found), len(found & good), sum(1 for e in exp if e & found), len(exp)
 
 

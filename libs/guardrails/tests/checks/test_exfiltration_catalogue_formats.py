@@ -146,12 +146,11 @@ def test_encrypted_pem_body_is_not_a_key() -> None:
 
 
 def test_prefilter_literals_belong_to_their_formats() -> None:
-    from stockade.guardrails.checks.exfiltration.key_formats import KEY_FORMATS
-    from stockade.guardrails.checks.exfiltration.literals import REQUIRED_SUBSTRINGS
+    from stockade.guardrails.checks.exfiltration.formats import FORMATS
 
-    for rule, literals in REQUIRED_SUBSTRINGS.items():
-        source = KEY_FORMATS[rule].pattern.replace("\\", "").lower()  # (?i:basic) holds both asic and ASIC
-        assert all(literal.replace("\\", "").lower() in source for literal in literals), rule
+    for f in FORMATS:
+        source = f.pattern.pattern.replace("\\", "").lower()  # (?i:basic) holds both asic and ASIC
+        assert all(literal.replace("\\", "").lower() in source for literal in f.literals), f.name
 
 
 @pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"tls:\n  key: |\n    "])

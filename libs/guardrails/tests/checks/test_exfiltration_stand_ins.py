@@ -12,9 +12,13 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
+from stockade.guardrails.checks.exfiltration.policy import SecretsPolicy
 from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
 
 SCANNER = SecretScanner(use_detect_secrets=False)
+# weak passwords (password123) taken for documentation stand-ins, as CredSweeper's model takes them
+DOCS_POLICY = SecretsPolicy(report_weak_passwords=False)
+DOCS_SCANNER = SecretScanner(use_detect_secrets=False, policy=DOCS_POLICY)
 UUID = "423b998d-eba9-40dd-8e19-96c5b6e5f31d"
 
 
@@ -37,8 +41,11 @@ def _found(text: str, rule: str | None = None) -> list[str]:
         "hardcoded0",
     ],
 )
-def test_password_words_with_digits_are_stand_ins(value: str) -> None:
-    assert _found(f'db_password = "{value}"') == []
+def test_password_words_with_digits_are_weak_passwords_by_policy(value: str) -> None:
+    text = f'db_password = "{value}"'
+    assert _found(text) == [value]  # the default: a user's config holding a weak password is a finding
+    report = DOCS_SCANNER.report(text)
+    assert report.hits == [] and report.veto_counts["weak_password"] == 1
 
 
 def test_interleaved_runs_are_typed_by_hand_in_a_credential_context() -> None:
@@ -79,17 +86,23 @@ def test_names_paths_and_formats_under_credential_names_are_not_values(text: str
         "http://username:whywouldyouusehttpforpasswords@example.com",  # words
         "s3://{access_key}:{secret_key}@mybucket/data.parquet",  # a template
         "s3://my_key:my_secret@my_bucket/my_key",  # variable names
-        "mysql://root:password123@localhost:3306/mydb",  # a password-word with digits
     ],
 )
 def test_url_passwords_that_stand_in_are_not_reported(url: str) -> None:
     assert _found(f'uri = "{url}"') == []
 
 
+def test_a_weak_url_password_is_reported_unless_the_policy_says_stand_in() -> None:
+    text = 'uri = "mysql://root:password123@localhost:3306/mydb"'
+    assert "password123" in _found(text)
+    assert [text[h.start : h.end] for h in DOCS_SCANNER.scan(text)] == []
+
+
 def test_detect_secrets_basic_auth_plugin_drops_the_same_stand_ins() -> None:
-    scanner = SecretScanner()  # with the detect-secrets plugins
+    scanner = SecretScanner(policy=DOCS_POLICY)  # with the detect-secrets plugins
     for url in ("mysql://root:password123@localhost/db", "s3://my_key:my_secret@my_bucket/my_key"):
         assert scanner.scan(f'uri = "{url}"') == []
+    assert SecretScanner().scan('uri = "s3://my_key:my_secret@my_bucket/my_key"') == []
     assert [h.rule for h in scanner.scan('uri = "mysql://root:Xk9mQ2vLp7wZ@db.internal/db"')]
 
 
@@ -162,8 +175,6 @@ def test_a_header_over_a_body_that_is_not_a_key_is_not_reported(kind: str) -> No
         "put '/forgot-password' => \"cms/sites/passwords#update\"",  # a route
         "FORGOT_PASSWORD=$REACT_APP_BASE_URL/classroom/#/forgot_password",  # a variable and a path
         'AUTH0_DOMAIN="dev-r0alk1x87r7luw3z.us.auth0.com"',  # a key that names a host
-        '"Password": "SomeKindOfPassword123!@#",',  # the word Password among words
-        '"LocalConsolePassword": "PassWordMustBeAtLeast6Chars."',
         '# set column.key = "attr_<lower_case_name>"',  # a template
         "'PowerShellSessionLexer': ('pygments.lexers.shell', ('pwsh-session', 'ps1con'), ()),",  # pw in a word
         '"Location": "https://amzn-s3-demo-bucket.s3.us-west-2.amazonaws.com/"',  # AWS's documentation bucket
@@ -171,6 +182,18 @@ def test_a_header_over_a_body_that_is_not_a_key_is_not_reported(kind: str) -> No
 )
 def test_time_stamps_names_paths_and_prose_under_credential_names_are_not_values(text: str) -> None:
     assert _found(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"Password": "SomeKindOfPassword123!@#",',  # the word Password among words
+        '"LocalConsolePassword": "PassWordMustBeAtLeast6Chars."',
+    ],
+)
+def test_the_word_password_among_words_is_a_stand_in_only_by_policy(text: str) -> None:
+    assert _found(text) != []
+    assert DOCS_SCANNER.scan(text) == []
 
 
 @pytest.mark.parametrize(

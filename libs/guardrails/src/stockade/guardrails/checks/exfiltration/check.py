@@ -13,6 +13,7 @@ from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.config import ContentChecksConfig, Stage
 from stockade.guardrails.checks.exfiltration.config import ExfiltrationConfig
 from stockade.guardrails.checks.exfiltration.patterns import find_abnormal, find_bulk_pii
+from stockade.guardrails.checks.exfiltration.policy import SecretsPolicy
 from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
 from stockade.guardrails.verdict import Action, CheckResult, Finding
 
@@ -30,6 +31,7 @@ class ExfiltrationCheck:
             use_detect_secrets=sc.detect_secrets,
             disabled_rules=sc.disabled_rules,
             allow_values=sc.allow_values,
+            policy=SecretsPolicy(report_weak_passwords=sc.report_weak_passwords),
         )
 
     async def run(self, text: str, ctx: CheckContext) -> CheckResult:

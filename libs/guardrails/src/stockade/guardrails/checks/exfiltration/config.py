@@ -29,6 +29,11 @@ class SecretsDetectorConfig(Strict):
         default_factory=list,
         description="Regular expressions; a value matching one in full is not reported (your test keys).",
     )
+    report_weak_passwords: bool = Field(
+        default=True,
+        description="Report a password made of password words and digits (password = 'password123', "
+        "user:admin2024@host): a weak password in a user's config. Off: taken for a documentation stand-in.",
+    )
 
     @field_validator("disabled_rules")
     @classmethod

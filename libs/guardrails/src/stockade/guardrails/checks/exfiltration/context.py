@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from stockade.guardrails.checks.exfiltration.plausibility import looks_like_credential
+from stockade.guardrails.checks.exfiltration.policy import SecretsPolicy
+from stockade.guardrails.checks.exfiltration.value_vetoes import CONTEXT_VETOES, ContextValue
+from stockade.guardrails.checks.exfiltration.veto import Veto, first_veto
 
 # credential words; pass(?!...) and p(s|ss|as)w(o?r)d cover passwd, pswd, psswd, pswrd
 _KEY_WORDS = (
@@ -197,9 +199,15 @@ def _in_encoded_data(text: str, pos: int) -> bool:
         return False
 
 
+ENCODED_DATA_LINE = (
+    "encoded_data_line"  # the veto of a candidate on a line of uuencoded data or a binary patch
+)
+DEFAULT_VETOES = SecretsPolicy().applied(CONTEXT_VETOES)
+
+
 @dataclass(frozen=True)
 class ContextCandidate:
-    """A value next to a credential word, before or after the plausibility filters (``accepted``)."""
+    """A value next to a credential word, with the veto that rejected it (None: accepted, a finding)."""
 
     start: int
     end: int
@@ -207,11 +215,21 @@ class ContextCandidate:
     key: str
     value: str
     quoted: bool
-    accepted: bool
+    veto: str | None
+
+    @property
+    def accepted(self) -> bool:
+        return self.veto is None
 
 
-def context_candidates(text: str, *, entropy_threshold: float, min_length: int) -> Iterator[ContextCandidate]:
-    """Every value in a credential context, with the verdict of :func:`looks_like_credential`."""
+def context_candidates(
+    text: str,
+    *,
+    entropy_threshold: float,
+    min_length: int,
+    vetoes: Sequence[Veto[ContextValue]] = DEFAULT_VETOES,
+) -> Iterator[ContextCandidate]:
+    """Every value in a credential context, with the first of ``vetoes`` that rejects it."""
     for form, pattern in PATTERNS.items():
         for m in pattern.finditer(text):
             groups = m.groupdict()
@@ -224,14 +242,7 @@ def context_candidates(text: str, *, entropy_threshold: float, min_length: int) 
             if len(value) < 4:
                 continue
             start = m.start(group)
-            accepted = looks_like_credential(
-                value, key=key, entropy_threshold=entropy_threshold, min_length=min_length, quoted=quoted
-            ) and not _in_encoded_data(text, start)
-            yield ContextCandidate(start, start + len(value), form, key, value, quoted, accepted)
-
-
-def find_in_context(text: str, *, entropy_threshold: float, min_length: int) -> Iterator[tuple[int, int]]:
-    """Spans of values that sit in a credential context and look like real credentials."""
-    for c in context_candidates(text, entropy_threshold=entropy_threshold, min_length=min_length):
-        if c.accepted:
-            yield c.start, c.end
+            subject = ContextValue(value, key, quoted, entropy_threshold, min_length)
+            veto = first_veto(vetoes, subject)
+            name = veto.name if veto else (ENCODED_DATA_LINE if _in_encoded_data(text, start) else None)
+            yield ContextCandidate(start, start + len(value), form, key, value, quoted, name)

@@ -1,5 +1,6 @@
-"""Whether a value found next to a credential word looks like a real credential: not a placeholder, variable,
-call, type, pattern, made-up run, name or plain word. CredSweeper's value filters, as rules of our own."""
+"""The shapes that tell a made-up or non-secret value from a credential: placeholders, variables, calls, types,
+patterns, made-up runs, names and plain words (CredSweeper's value filters, as rules of our own). The vetoes in
+``value_vetoes`` are built from them."""
 
 from __future__ import annotations
 
@@ -9,34 +10,31 @@ import math
 import re
 from collections import Counter
 
-from stockade.guardrails.checks.exfiltration.validators import number_like, sealed_ciphertext
-from stockade.guardrails.checks.exfiltration.words import wordy
-
 # placeholders and references: ${VAR}, $(cmd), $var, %VAR%, %(name)s, {{ x }}, <your-key>, None, changeme
-_PLACEHOLDER = re.compile(
+PLACEHOLDER = re.compile(
     r"(?i)^(?:\$(?:[{(\d$]|[a-z_]\w*(?:::|->|\.|\[|\(|/|$))|\^|%(?:[\w.]+%|\(|\{|[sd]$)|\{|<|\*+$|x+$|\.\.\.|none$|null$|nil$|true$|false$|undefined$|changeme$|password$|"
     r"secret$|example|your[_\-]|placeholder|dummy|redacted|process\.env|os\.environ|getenv|config\.|self\.|this\.|"
     r"0x[0-9a-f]+$)"
 )
 # a type written where a value goes (a protocol or schema listing: "password": "string?", token: String[])
-_TYPE_NAME = re.compile(
+TYPE_NAME = re.compile(
     r"(?i)(?:string|str|int|integer|long|bool|boolean|number|float|double|bytes|object|any|char\*?)(?:\?|\[\])?"
 )
 # a regular expression or a format description where a value goes: (?:key|pwd), sk-[project-name]-[20 alnum]
-_PATTERN_VALUE = re.compile(r"\(\?[:=!<P]|\[\d+ [a-z]+\]|\[[a-z]+(?:[-_ ][a-z]+)+(?:\]|$)")
+PATTERN_VALUE = re.compile(r"\(\?[:=!<P]|\[\d+ [a-z]+\]|\[[a-z]+(?:[-_ ][a-z]+)+(?:\]|$)")
 # tokens that page through results or name a change, not credentials: NextContinuationToken, page_token
-_PAGING_KEY = re.compile(
+PAGING_KEY = re.compile(
     r"(?i)(?:continuation|next|page|paging|pagination|change|sync|cursor|resume)[_\-.]?token"
 )
 # ... and the values standards and vendors print as examples: RFC 4122's and OpenAPI's UUID (123e4567-e89b-12d3-...),
 # AWS's documentation bucket (amzn-s3-demo-bucket), OAuth 2.0's tokens and client secret (RFC 6749) and its
 # bearer token (RFC 6750, mF_9.B5f-4.1JqM)
-_FAKE = re.compile(
+FAKE = re.compile(
     r"(?i)example|sample|dummy|x{6,}|\*{4,}|(.)\1{5,}|123e4567-e89b-12d3|amzn-s3-demo|"
     r"(?-i:mF_9\.B5f-4\.1JqM|2YotnFZFEjr1zCsicMWpAA|tGzv3JOkF0XG5Qx2TlKWIA|SplxlOBeZQQYbYS6WxSbIA|7Fjfp0ZBr1KtDRbnfVdmIw)"
 )
 # an unquoted call or attribute chain is code, not a value: getPassword(), bcrypt.hash(pw, settings.DB_PASSWORD
-_CODE = re.compile(
+CODE = re.compile(
     r"[-!]?\.?[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*[(\[]|[(\[]|![a-z]|.*:$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$]\w*)+$"
 )
 # the end of a value: the next URL query parameter or an HTML entity
@@ -44,16 +42,16 @@ _CODE = re.compile(
 # a program entry point (detect_secrets.main:main), a product and version (custom-agent/1.0)
 # a time-zone name (America/Los_Angeles, Etc/GMT+5), a URL path (/en/enterprise-server@3.0/auth), a route
 # (cms/sites/passwords#update), an AWS signature's credential scope (AKID/20220524/us-east-1/s3/aws4_request)
-_NOT_A_VALUE = re.compile(
+NOT_A_VALUE = re.compile(
     r"[A-Za-z]+(?:[:/][a-z_\-.]+)+/?$|[a-z][a-z0-9+.\-]*://|(?:tag|urn|arn|mailto):|[\w.\-]*(?:/[\w.\-]+)+\.[a-z]{2,4}$"
     r"|[a-z_]\w*(?:\.[a-z_]\w*)+:[a-z_]\w*$|[a-z][\w.\-]*/v?\d+(?:\.\d+)+$"
     r"|[A-Z][a-z]+(?:[_\-][A-Z]?[a-z]+)*(?:/(?:[A-Z][a-z]+(?:[_\-][A-Z]?[a-z]+)*|GMT[+\-]?\d{0,2}))+$"
     r"|/[a-z0-9]+(?:[\-_.@][a-z0-9]+)*(?:/[a-z0-9\-_.@]*)+$|[a-z_]+(?:/[a-z_]+)*#[a-z_]+$|\S*/aws4_request$"
 )
 # a date or a time stamp (2016-09-08T21:47:36Z): when a credential was used or changed, not the credential
-_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+\-]\d\d:?\d\d)?)?")
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+\-]\d\d:?\d\d)?)?")
 # a call cut at its first argument: "c10::computeDispatchKey(dtype, layout)" (code in a string, not a value)
-_OPEN_CALL = re.compile(r"(?:[A-Za-z_]\w*(?:::|\.|->))*[A-Za-z_]\w{2,}\(\w*")
+OPEN_CALL = re.compile(r"(?:[A-Za-z_]\w*(?:::|\.|->))*[A-Za-z_]\w{2,}\(\w*")
 # a key that describes a credential rather than holding one: PASSWORD_REGEX, token_url, secret_name, key_id,
 # TOKEN_PREFIX
 _DESCRIBING = (
@@ -61,47 +59,48 @@ _DESCRIBING = (
     "type|id|count|size|mode|method|ttl|timeout|hash|sha(?:1|256|384|512)?|md5|checksum|digest|fingerprint|"
     "prefix|suffix|scheme|algorithm|domain|host|hostname|region|issuer|audience|realm"
 )
-_NOT_A_SECRET_KEY = re.compile(
+NOT_A_SECRET_KEY = re.compile(
     rf"[_\-.](?i:{_DESCRIBING})$|(?<=[a-z])(?:{_DESCRIBING.title()})$|(?:(?<=PASS)|(?<=PWD)|(?<=TOKEN)|(?<=SECRET))(?:FILE|PATH|DIR|URL)$"
 )  # PGPASSFILE: the file that holds the password
-_MIXED = re.compile(r"^(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")
+MIXED = re.compile(r"^(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")
 # the parts of a name: capitalised words, acronyms, numbers, separators
 _NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[_.]")
 _WORD_PART = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
-_SNAKE = re.compile(
+SNAKE = re.compile(
     r"[a-z]{2,}\d*(?:(?:[_.]|\._)[a-z0-9]+)*(?:(?:[_.]|\._)[a-z]{2,}\d*)+_?|_?[A-Z]{2,}\d*(?:_[A-Z0-9]+)*_[A-Z]{2,}\d*"
 )
 # a template or interpolation: f"share-{id}", "#{token}", "%(pw)s", "{{ key }}", "attr_<lower_case_name>"
-_INTERPOLATION = re.compile(
+INTERPOLATION = re.compile(
     r"\{[\w.()\[\]'\"]*\}|[$#]\{|\{\{|%\(\w+\)|(?<!%)%[sdi](?![0-9A-Fa-f])|<[a-z][a-z_\-]*>"
 )
 # a user name given as its own password (admin/admin, guest:guest): a default, not a secret
-_SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
+SAME_PAIR = re.compile(r"(\w+)[/:]\1\W?$")
 # a value opening like code or markup, not a secret: =x, {x, )x, <x, #x, :x, \\x, //x, /*x, `x, _name, %s formats
-_ODD_START = re.compile(r"[={)<>#:\\_.,&`]|//|/\*|%[deflspuvxz]", re.I)
-_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
-_PASSWORD_KEY = re.compile(
-    r"(?i)pass|pwd|pw|p(?:s|ss|as)w|psw|secure|identified|^-[upa]$|^--(?:proxy-)?user$"
-)
+ODD_START = re.compile(r"[={)<>#:\\_.,&`]|//|/\*|%[deflspuvxz]", re.I)
+EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
+PASSWORD_KEY = re.compile(r"(?i)pass|pwd|pw|p(?:s|ss|as)w|psw|secure|identified|^-[upa]$|^--(?:proxy-)?user$")
 
 
 # a password made of the words written where a password goes, and digits: password1, secret123, supersecret123,
 # pwd123, mypass123, admin2024, changeit1 (CredSweeper's model rejects them; tiger123 or Summer2019 it keeps)
-_STAND_IN_PASSWORD = re.compile(
+STAND_IN_PASSWORD = re.compile(
     r"(?i)(?:my|your|the|super|default|test|db)?(?:pass(?:w(?:or)?d)?|pwd|secret|admin|root|changeme|changeit|"
     r"hardcoded|default)+[\d!@#$%^&*._\-]*"
     # or the word Password among capitalised words: SomeKindOfPassword123!@#, PassWordMustBeAtLeast6Chars.
     r"|(?-i:(?:[A-Z][a-z]+)*Pass(?:[Ww](?:or)?d)?(?:[A-Z][a-z]*|\d|[!@#$%^&*._\-])*)"
 )
-_ELIDED = ("...", "…")  # a value cut short: eyJ2IjoiMSIs..., sk-abc…
+ELIDED = ("...", "…")  # a value cut short: eyJ2IjoiMSIs..., sk-abc…
 
 
-def stand_in_value(value: str) -> bool:
-    """A value written in place of a real one: a template (``{secret_key}``), a variable name (``my_secret``) or
-    the words that stand for a password (``password123``)."""
-    return bool(
-        _INTERPOLATION.search(value) or _SNAKE.fullmatch(value) or _STAND_IN_PASSWORD.fullmatch(value)
-    )
+def template_or_variable(value: str) -> bool:
+    """A template (``{secret_key}``, ``%(pw)s``) or a variable name (``my_secret``) written where a value goes."""
+    return bool(INTERPOLATION.search(value) or SNAKE.fullmatch(value))
+
+
+def weak_password(value: str) -> bool:
+    """The words written where a password goes, with digits or symbols (``password123``, ``admin2024``,
+    ``SomeKindOfPassword123!``): a stand-in in documentation, a weak password in a user's config."""
+    return bool(STAND_IN_PASSWORD.fullmatch(value))
 
 
 def shannon_entropy(value: str) -> float:
@@ -139,67 +138,17 @@ def pattern_run(value: str) -> bool:
 
 def looks_fake(value: str) -> bool:
     return (
-        bool(_FAKE.search(value)) or pattern_run(value) or (len(value) >= 16 and shannon_entropy(value) < 3.0)
+        bool(FAKE.search(value)) or pattern_run(value) or (len(value) >= 16 and shannon_entropy(value) < 3.0)
     )
 
 
-def _interleaved_runs(value: str) -> bool:
+def interleaved_runs(value: str) -> bool:
     """Two runs woven together (9f8e7d6c5b4a3928..., a1b2c3d4e5...): typed by hand. Checked on values in a
     credential context only; a known format's key is judged by its format (CredSweeper keeps SG.a1B2c3D4...)."""
     return len(value) >= 10 and (has_sequence(value[::2].lower()) or has_sequence(value[1::2].lower()))
 
 
-def looks_like_credential(
-    value: str, *, key: str, entropy_threshold: float, min_length: int, quoted: bool = True
-) -> bool:
-    if value.endswith(_ELIDED) or _TIMESTAMP.fullmatch(value) or _OPEN_CALL.fullmatch(value):
-        return False  # cut short in an example, not the whole value; a time stamp; code in a string
-    value = value.rstrip(".,") if len(value) > 5 else value  # a sentence's full stop is not part of it
-    if (
-        _PLACEHOLDER.search(value)
-        or _STAND_IN_PASSWORD.fullmatch(value)
-        or value.lower() == key.lower()
-        or looks_fake(value)
-        or _interleaved_runs(value)
-        or _SAME_PAIR.match(value)
-        or number_like(value)
-        or _ODD_START.match(value)
-        or _like_key(value, key)
-    ):
-        return False
-    if not quoted and _CODE.match(value):
-        return False
-    # an identifier or a header name, not a value (x-amz-content-sha256; hunter-2024 stays a value)
-    if re.fullmatch(r"[A-Za-z][a-z]*(?:[_\-.#][a-z][a-z0-9]*)*", value) and len(value) < 24:
-        return False
-    if _SNAKE.fullmatch(value):  # snake_case or dotted.names: a variable, a constant, an event name
-        return False
-    if _INTERPOLATION.search(value):  # a template
-        return False
-    if _NOT_A_VALUE.match(value) or _NOT_A_SECRET_KEY.search(
-        key
-    ):  # a URL, a path; a key that names, not holds
-        return False
-    if _EMAIL.fullmatch(value) or sealed_ciphertext(value):  # an address; an encrypted (sealed) value
-        return False
-    if _TYPE_NAME.fullmatch(value) or _PATTERN_VALUE.search(value) or _PAGING_KEY.search(key):
-        return False
-    if _PASSWORD_KEY.search(key):
-        # real passwords mix letters with digits or symbols; plain words (EXPIRE, HISTORY) are not values
-        return len(value) >= 6 and shannon_entropy(value) >= 2.0 and not value.isalpha()
-    # made of words: a name or a stand-in, not a generated key
-    if wordy(value) or camel_case_name(value) or pascal_name(value):
-        return False
-    if len(value) >= min_length:
-        return shannon_entropy(value) >= entropy_threshold
-    # a shorter value is kept when it mixes cases and digits throughout and hardly repeats (Xk9mQ2vL, not Version2)
-    if len(value) < 8 or _MIXED.search(value) is None or len(set(value)) < 0.75 * len(value):
-        return False
-    classes = [c.isdigit() + 2 * c.isupper() for c in value]
-    return sum(a != b for a, b in itertools.pairwise(classes)) >= (len(value) - 1) / 2
-
-
-def _like_key(value: str, key: str) -> bool:
+def like_key(value: str, key: str) -> bool:
     """The value repeats its key (secret_key = "secret", flatten_with_keys_fn = _flatten_with_keys): a name.
     CredSweeper's similarity check, kept to values without digits: Summer2019! is a (weak) password."""
     value, key = value.lower(), key.lower()

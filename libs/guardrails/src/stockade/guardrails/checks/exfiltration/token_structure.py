@@ -4,7 +4,7 @@ credentials, JFrog and Discord tokens) and the ASN.1 of private keys.
 
 Each check takes the matched value and returns True (the structure proves it: keep it even if it looks made up,
 as test tokens do), False (the structure disproves it: drop it) or None (cannot tell: the ordinary made-up-value
-filter decides). ``validators.VALIDATORS`` maps the rules to them.
+filter decides). Each ``KeyFormat`` names the check that judges its values.
 """
 
 from __future__ import annotations

@@ -11,26 +11,9 @@ from __future__ import annotations
 import math
 import re
 import urllib.parse
-from collections.abc import Callable
 
-from stockade.guardrails.checks.exfiltration.token_structure import (
-    atlassian_pat_ok,
-    b64decode,
-    base64_jwk_ok,
-    base64_pem_key_ok,
-    basic_auth_ok,
-    bech32_ok,
-    crc32_suffix_ok,
-    der_private_key_ok,
-    discord_bot_ok,
-    github_checksum_ok,
-    grafana_key_ok,
-    jfrog_token_ok,
-    jose_header_ok,
-    jwt_ok,
-    ntlm_ok,
-    numbered_secret_ok,
-)
+from stockade.guardrails.checks.exfiltration.plausibility import shannon_entropy
+from stockade.guardrails.checks.exfiltration.token_structure import b64decode
 
 
 def uuid_ok(value: str) -> bool | None:
@@ -122,30 +105,12 @@ def nkey_seed_ok(value: str) -> bool | None:
     return None if sum(c.isdigit() for c in value) >= 3 else False
 
 
-VALIDATORS: dict[str, Callable[[str], bool | None]] = {
-    "github_token": github_checksum_ok,
-    "npm_token": github_checksum_ok,
-    "age_secret_key": bech32_ok,
-    "atlassian_pat": atlassian_pat_ok,
-    "ntlm_token": ntlm_ok,
-    "uuid": uuid_ok,
-    "base64_json_web_key": base64_jwk_ok,
-    "url_credentials": url_password_ok,
-    "composio_key": mixed_token_ok,
-    "salesforce_org_id": salesforce_org_id_ok,
-    "base36_app_secret": base36_secret_ok,
-    "aws_access_key_id": aws_key_id_ok,
-    "jose_token": jose_header_ok,
-    "otp_secret": otp_seed_ok,
-    "jwt": jwt_ok,
-    "atlassian_token": crc32_suffix_ok,
-    "bitbucket_token": crc32_suffix_ok,
-    "bitbucket_dc_token": numbered_secret_ok,
-    "discord_bot_token": discord_bot_ok,
-    "jfrog_token": jfrog_token_ok,
-    "base64_der_private_key": der_private_key_ok,
-    "base64_private_key": base64_pem_key_ok,
-    "grafana_provisioned_key": grafana_key_ok,
-    "basic_auth_header": basic_auth_ok,
-    "nkey_seed": nkey_seed_ok,
-}
+def paired_secret_ok(value: str) -> bool | None:
+    """A secret looked for next to its id (an AWS secret access key, a Google client secret) mixes upper case,
+    lower case and digits and has 3.8 bits of entropy per character or more: a random blob, not a word or path."""
+    mixed = (
+        any(c.islower() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.isdigit() for c in value)
+    )
+    return None if mixed and shannon_entropy(value) >= 3.8 else False
