@@ -85,7 +85,6 @@ APP_FORMATS: tuple[KeyFormat, ...] = (
         ("access_token$production$",),
         context=(EXAMPLE_LINE,),
     ),
-    fmt("picatic_key", r"\b(sk_live_[a-z0-9]{32})\b", ("sk_live_",), context=(EXAMPLE_LINE,)),
     fmt("wundergraph_key", r"\b(cosmo_[A-Za-z0-9]{32,})", ("cosmo_",)),
     fmt("stripe_webhook_secret", r"\b(whsec_[A-Za-z0-9]{32,})\b", ("whsec_",)),
     fmt("posthog_personal_key", r"\b(pha_[A-Za-z0-9]{40,})\b", ("pha_",)),

@@ -9,10 +9,20 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from stockade.guardrails.checks.exfiltration.context import ContextCandidate, context_candidates
+from stockade.guardrails.checks.exfiltration.context import (
+    ENCODED_DATA_LINE,
+    ContextCandidate,
+    context_candidates,
+)
 from stockade.guardrails.checks.exfiltration.formats import FORMATS
 from stockade.guardrails.checks.exfiltration.key_format import Body, KeyFormat
-from stockade.guardrails.checks.exfiltration.placement import PAIR_WINDOW, SPAN_VETOES, Placement, ScannedText
+from stockade.guardrails.checks.exfiltration.placement import (
+    PAIR_WINDOW,
+    PLACEMENT_VETOES,
+    SPAN_VETOES,
+    Placement,
+    ScannedText,
+)
 from stockade.guardrails.checks.exfiltration.plugins import detect_secrets_plugins, scan_plugins
 from stockade.guardrails.checks.exfiltration.policy import SecretsPolicy
 from stockade.guardrails.checks.exfiltration.rules import CONTEXT_RULE
@@ -166,7 +176,9 @@ class SecretScanner:
         placed = first_veto(self._placement_vetoes[f.name], Placement(source, start, end, at))
         if placed is not None:
             return placed.name
-        made_up = None if verdict is True else first_veto(_BODY_VETOES[f.body], MatchedValue(value, f.literals))
+        made_up = (
+            None if verdict is True else first_veto(_BODY_VETOES[f.body], MatchedValue(value, f.literals))
+        )
         return made_up.name if made_up else None
 
 
@@ -179,3 +191,15 @@ def dedupe(hits: list[SecretHit]) -> list[SecretHit]:
             continue
         kept.append(h)
     return kept
+
+
+# every veto the scanner may count, by name (the fixture corpus in tests/fixtures/secrets covers each)
+VETO_NAMES: frozenset[str] = frozenset(
+    [
+        *(v.name for v in CONTEXT_VETOES),
+        FAILS_VALIDATION.name,
+        *(v.name for v in PLUGIN_VETOES),
+        *(v.name for v in PLACEMENT_VETOES),
+        ENCODED_DATA_LINE,
+    ]
+)
