@@ -90,11 +90,9 @@ _CURLOPT = re.compile(
     r"(?P<key>CURLOPT_(?:XOAUTH2_BEARER|(?:PROXY)?PASSWORD|(?:PROXY)?USERPWD|KEYPASSWD|TLSAUTH_PASSWORD))"
     r"[ \t]*,[ \t]*L?\"(?P<value>[^\"]{4,})\""
 )
-# command lines (--password X, -passin pass:X, --client-secret X, --token X): the flag names of CredSweeper's
-# CMD rules. --pass X, --passwd X, -pwd X and --api-key X are left out: its labels never hold them (train: three
-# such lines in two files, all unlabelled, while --password / -password / --token / -secret lines are labelled)
+# command lines (--password X, --pass X, -pwd X, -passin pass:X, --client-secret X, --token X, --api-key X)
 _FLAG = re.compile(
-    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]{0,40}(?:pass(?:word|phrase|in|out)|token|oauth2-bearer|secret[\w\-]{0,30}))"
+    r"(?i)(?:^|\s)(?P<key>-{1,2}[\w\-]{0,40}(?:(?<!by)pass(?:word|phrase|wd|in|out)?|pwd|api[_\-]?key|token|oauth2-bearer|secret[\w\-]{0,30}))"
     r"[ \t]+[\"']?(?:pass:)?(?!file:|env:|fd:|stdin)(?P<value>[^\s\"']{4,})"
 )
 # tools whose -p is a password (not a port): mysql -pX, docker login -p X, sshpass -p X, redis-cli -a X
