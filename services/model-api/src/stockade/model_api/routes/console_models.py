@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -17,7 +18,7 @@ from stockade.model_api.pages import render
 from stockade.model_api.schemas import ModelUpsert
 
 router = APIRouter()
-NOTICES = {"saved": "Saved {model}.", "created": "Added {model}.", "deleted": "Deleted {model}."}
+NOTICES = {"updated": "Saved {model}.", "created": "Added {model}.", "deleted": "Deleted {model}."}
 
 
 def _form_to_body(form: Form) -> dict[str, Any]:
@@ -37,7 +38,37 @@ def _form_to_body(form: Form) -> dict[str, Any]:
     }
     if optional("id"):
         model["id"] = optional("id")
-    return {"provider": form.get("provider"), "model": model}
+    body: dict[str, Any] = {"provider": form.get("provider"), "model": model}
+    effective = _effective_at(optional("effectiveAt"))
+    if effective is not None:
+        body["effectiveAt"] = effective
+    return body
+
+
+def _effective_at(text: str | None) -> str | None:
+    """The form's "prices effective from" as ISO text. The browser's datetime-local field sends no zone: the
+    console shows UTC, so a time without one is UTC. Unreadable text goes on as typed: the schema names it."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    return _utc(when).isoformat()
+
+
+def _utc(when: datetime) -> datetime:
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def _history_rows(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The price history for the edit form, oldest first, each marked in force, past or scheduled."""
+    now = datetime.now(UTC)
+    rows = [{**h, "at": _utc(datetime.fromisoformat(str(h["effectiveAt"])))} for h in history]
+    current = max((i for i, r in enumerate(rows) if r["at"] <= now), default=None)
+    for i, r in enumerate(rows):
+        r["state"] = "scheduled" if r["at"] > now else "in force" if i == current else "past"
+    return rows
 
 
 def _problems(exc: ValidationError) -> list[str]:
@@ -82,6 +113,8 @@ async def models_page(request: Request, user: PageUser, db: DbDep) -> Response:
         form = {"provider": found.provider, "editing": True, **found.record()}
         form["inputPricePerMToken"] = "" if found.input_price is None else f"{found.input_price:f}"
         form["outputPricePerMToken"] = "" if found.output_price is None else f"{found.output_price:f}"
+        history = await catalogue.price_history(db, config.id, found.provider, found.model_id)
+        return await _page(request, user, db, form=form, history=_history_rows(history))
     return await _page(request, user, db, form=form)
 
 
@@ -97,8 +130,11 @@ async def save_model(
     except ValidationError as exc:
         kept = {"provider": raw["provider"], **raw["model"], "capabilities": form.values("capabilities")}
         kept["editing"] = form.get("editing") == "1"
+        kept["effectiveAt"] = form.get("effectiveAt")
         return await _page(request, user, db, 422, errors=_problems(exc), form=kept)
-    _, saved = await actions.save_model(db, relay, body.provider, body.model, actor=user.user.id)
+    _, saved = await actions.save_model(
+        db, relay, body.provider, body.model, actor=user.user.id, effective_at=body.effective_at
+    )
     query = urlencode({"done": saved.change, "model": f"{body.provider}/{saved.model.model_id}"})
     return RedirectResponse(f"/models?{query}", status_code=303)
 
