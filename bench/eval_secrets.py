@@ -4,6 +4,7 @@ against its expected output, file-disjoint train/test split (the upstream data h
 Run alone: ``.venv/bin/python bench/eval_secrets.py [--split train|test] [--show]`` prints the scanner's and
 detect-secrets' numbers on one split; ``--show`` lists missed findings and false-positive lines (use it on
 the train split only: tune on train, report on test).
+``--vetoes`` adds how many candidates each named veto rejected (``SecretScanner.report``).
 
 ``--credsweeper-json`` scores a current CredSweeper's own report with the same harness and counts how many of our
 false-positive lines it reports too (lines its rules find that the labels, written by its ML filter, dropped).
@@ -30,6 +31,7 @@ import codecs
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -294,6 +296,11 @@ def main() -> None:
     parser.add_argument("--split", choices=("train", "test"), default="test")
     parser.add_argument("--show", action="store_true", help="List misses and false positives.")
     parser.add_argument(
+        "--vetoes",
+        action="store_true",
+        help="Also count the candidates each named veto rejected (all files).",
+    )
+    parser.add_argument(
         "--credsweeper-json",
         type=Path,
         action="append",
@@ -324,22 +331,27 @@ def main() -> None:
     expected = expected_findings(labels, names, label_root)
     scanner = SecretScanner()
     rules: dict[Line, set[str]] = {}  # each reported line's rule names, for --show
+    vetoes: Counter[str] = Counter()
     for f in files:  # as run_scanner does, keeping the rules
         text = read_text(f)
         if text is None:
             continue
         name = str(f.relative_to(root))
-        for h in scanner.scan(text):
+        report = scanner.report(text)
+        vetoes += report.veto_counts
+        for h in report.hits:
             for n in lines_of_hits(text, [h.start], xml=f.suffix.lower() == ".xml"):
                 rules.setdefault((name, n), set()).add(h.rule)
     ours = set(rules)
     result = {"split": split, "files": len(files), "ours": prf(ours, expected)}
     if not args.corpus:  # the baseline of the reported figure; hours on a large corpus
         result["detect_secrets"] = prf(run_detect_secrets(files, root), expected)
+    if args.vetoes:
+        result["vetoes"] = dict(vetoes.most_common())
     lines = set().union(*expected) if expected else set()
-    for report in args.credsweeper_json:
-        theirs = credsweeper_lines(report, names, label_root)
-        result[f"credsweeper:{report.name}"] = prf(theirs, expected) | {
+    for cs_report in args.credsweeper_json:
+        theirs = credsweeper_lines(cs_report, names, label_root)
+        result[f"credsweeper:{cs_report.name}"] = prf(theirs, expected) | {
             "our_fp_lines_it_reports": len((ours - lines) & theirs)
         }
     print(json.dumps(result, indent=1))
