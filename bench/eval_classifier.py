@@ -6,6 +6,11 @@ four evaluation-only sources and llm-warden's test split. Prints per-source tabl
 with --write-readme, puts them into the guardrails README.
 
     .venv/bin/python bench/eval_classifier.py [--write-readme]
+    .venv/bin/python bench/eval_classifier.py --extra [--cap 400]   # every bench/data/classifier source
+
+``--extra`` scores the shipped model on each source of bench/data/classifier (at most ``--cap`` texts per source
+and label, fixed seed) and writes /tmp/stockade-bench/classifier_extra.json: a model trained before those
+sources were added has never seen any of them, so this is a held-out figure for it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from classifier_data import ATTACKS, EVAL_ONLY, load_all, load_llm_warden
+from classifier_data import ATTACKS, EVAL_ONLY, EXTRA, cap_per_source, load_all, load_llm_warden
 
 from stockade.guardrails.checks.classification.model import load
 from stockade.guardrails_model import model_dir
@@ -39,11 +44,15 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def score_shipped(thresholds: dict[str, float]) -> dict[str, dict[str, int]]:
+def score_shipped(thresholds: dict[str, float], extra_cap: int = 0) -> dict[str, dict[str, int]]:
     model = load(str(model_dir()))
-    warden_test = {e.text for e in load_llm_warden("test")}
     rows: dict[str, dict[str, int]] = {}
-    examples = [e for e in load_all() if e.source in EVAL_ONLY or e.text in warden_test]
+    if extra_cap:
+        names = {p.stem for p in EXTRA.glob("*.jsonl")}
+        examples = cap_per_source([e for e in load_all() if e.source in names], extra_cap)
+    else:
+        warden_test = {e.text for e in load_llm_warden("test")}
+        examples = [e for e in load_all() if e.source in EVAL_ONLY or e.text in warden_test]
     for e in examples:
         scores = model.score(e.text, max_windows=10_000)
         fired = any(scores.probs[c] >= thresholds[c] for c in ATTACKS)
@@ -86,7 +95,18 @@ def balanced(rows: dict[str, dict[str, Any]]) -> tuple[float, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--extra", action="store_true", help="score the bench/data/classifier sources only")
+    parser.add_argument("--cap", type=int, default=400, help="with --extra: most texts per source and label")
     args = parser.parse_args()
+    if args.extra:
+        meta = json.loads((model_dir() / "classifier.json").read_text(encoding="utf-8"))
+        rows = score_shipped(meta["thresholds"], extra_cap=args.cap)
+        print("\n".join(table(rows)))
+        r, f, b = balanced(rows)
+        print(f"mean attack recall {r:.3f}, mean false-positive rate {f:.3f}, balanced accuracy {b:.3f}")
+        out = REPORT.with_name("classifier_extra.json")
+        out.write_text(json.dumps({"thresholds": meta["thresholds"], "rows": rows}), encoding="utf-8")
+        return
     report = json.loads(REPORT.read_text(encoding="utf-8"))
     meta = json.loads((model_dir() / "classifier.json").read_text(encoding="utf-8"))
     thresholds = meta["thresholds"]
