@@ -51,6 +51,7 @@ APP_FORMATS: tuple[KeyFormat, ...] = (
     fmt("mailgun_key", r"\b(key-[0-9a-z]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})\b"),
     fmt("mailchimp_key", r"(?<![A-Za-z0-9_\-])([0-9a-zA-Z_\-]{32}-us\d{1,2})\b", ("-us",)),
     fmt("brevo_key", r"\b(xkeysib-[a-f0-9]{64}-[A-Za-z0-9_\-]{16})(?![A-Za-z0-9_\-])", ("xkeysib-",)),
+    # a SID's 32 hex digits are in one case
     fmt(
         "twilio_key",
         r"\b((?:AC|AD|AL|CA|CF|CL|CN|CR|FW|IP|KS|MM|NO|PK|PN|QU|RE|SC|SD|SK|SM|TR|UT|XE|XR)(?:[0-9a-f]{32}|[0-9A-F]{32}))\b",
@@ -95,6 +96,7 @@ APP_FORMATS: tuple[KeyFormat, ...] = (
     fmt("x_bearer_token", r"\b(A{20,22}[A-Za-z0-9%]{30,})", body=Body.STRUCTURED),
     fmt("salesforce_token", r"\b(00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{20,})", ("00D",)),
     fmt("salesforce_org_id", r"\b(00D[A-Za-z0-9]{12,15})\b", ("00D",), validator=salesforce_org_id_ok),
+    # a WeChat app id is public: a lower score, masked, not blocked on its own
     fmt("wechat_app_id", r"\b(wx[0-9a-f]{16})\b", severity=0.5),
     fmt("mapbox_secret_token", r"\b(sk\.eyJ[A-Za-z0-9_\-]{30,}\.[A-Za-z0-9_\-]{20,})", ("sk.eyJ",)),
     fmt("readme_key", r"\b(rdme_[a-z0-9]{70})\b", ("rdme_",)),
@@ -121,6 +123,7 @@ APP_FORMATS: tuple[KeyFormat, ...] = (
     fmt("airtable_pat", r"\b(pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b", ("pat",)),
     fmt("lob_key", r"\b((?:live|test)_[a-f0-9]{35})\b", ("live", "test")),
     fmt("contentful_token", r"\b(CFPAT-[A-Za-z0-9_\-=]{43})", ("CFPAT-",)),
+    # Composio (ak_, oak_, uak_, ck_): a short prefix, so kept only when random (CredSweeper's weak rule)
     fmt(
         "composio_key",
         r"(?<![0-9A-Za-z+/_\-])((?:[ou]?a|c)k_[0-9A-Za-z_\-]{16,80})(?![0-9A-Za-z+/_\-])",

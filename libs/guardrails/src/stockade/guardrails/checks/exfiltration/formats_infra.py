@@ -125,12 +125,14 @@ INFRA_FORMATS: tuple[KeyFormat, ...] = (
         context=(EXAMPLE_LINE,),
     ),
     fmt("gitlab_session_cookie", r"_gitlab_session=([a-f0-9]{32})\b", ("_gitlab_session=",)),
+    # not a host name (akab-....luna.akamaiapis.net)
     fmt(
         "akamai_client_token",
         r"\b(akab-[a-z0-9]{16}-[a-z0-9]{16})\b(?!\.\w)",
         ("akab-",),
         context=(EXAMPLE_LINE,),
     ),
+    # Jira / Confluence PAT: base64 of a 12-digit id and ':' (the validator decodes it)
     fmt("atlassian_pat", r"\b([MNO][A-Za-z0-9+/]{42}[A-Za-z0-9])\b", validator=atlassian_pat_ok),
     fmt(
         "heroku_token",
@@ -147,6 +149,7 @@ INFRA_FORMATS: tuple[KeyFormat, ...] = (
         r"\b([A-Za-z0-9]{52}JQQJ9[9DH][A-Za-z0-9]{26}(?:[A-Za-z0-9=]{4})?)(?![A-Za-z0-9_/+\-])",
         ("JQQJ9",),
     ),
+    # Azure Service Bus / Event Hubs shared access keys and SAS signatures in URLs
     fmt("azure_shared_access_key", r"SharedAccessKey=([A-Za-z0-9+/]{43}=)", ("SharedAccessKey=",)),
     fmt("azure_sas_signature", r"[?&]sig=([A-Za-z0-9%+/]{40,}(?:%3[Dd]|=)*)", ("sig=",)),
     fmt(
