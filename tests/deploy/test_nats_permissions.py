@@ -112,7 +112,7 @@ async def test_agents_cannot_bypass_the_broker_or_read_another_inbox(session: Se
     for subject in (
         subjects.SKILL_PUBLISHED,
         subjects.TRUST_REJECTED,
-        subjects.DBCONFIG_ACTIVATED,
+        subjects.APIKEY_REVOKED,
         "_INBOX.>",
     ):
         assert await denied_subscribe(session, "executor", subject), subject
@@ -297,6 +297,7 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
             subjects.agent_reply_prefix(agent) + ".>",  # replies: AgentBus.send(), rate limiter, catalogue
             push.PROMPT_PUBLISHED,  # stockade.client push refresh
             catalogue.MODEL_CHANGED,  # CatalogueClient cache invalidation
+            catalogue.DBCONFIG_ACTIVATED,  # CatalogueClient: another configuration's catalogue is active
         }, agent
     # What agents read from the services' account is exported to them, and nothing more.
     server = "\n".join(line.split("#", 1)[0] for line in CONFIG.read_text().splitlines())
@@ -308,6 +309,7 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
         ("stream", push.PROMPT_PUBLISHED),
         ("service", catalogue.MODEL_CMD_GET),
         ("stream", catalogue.MODEL_CHANGED),
+        ("stream", catalogue.DBCONFIG_ACTIVATED),
     }
 
 
@@ -396,7 +398,7 @@ async def test_an_agent_looks_models_up_in_the_catalogue_with_its_own_credential
     session: Session, deployment: Any
 ) -> None:
     """LLMRails' catalogue client, run as an agent: the look-up crosses to model-api's account and back, and a
-    change event from model-api reaches the agent and drops its cached entry."""
+    change event or an activation from model-api reaches the agent and drops its cached entries."""
     from stockade.guardrails.llm.catalogue import CatalogueClient
 
     model_api = session.clients["model-api"]
@@ -429,6 +431,15 @@ async def test_an_agent_looks_models_up_in_the_catalogue_with_its_own_credential
             await asyncio.sleep(0.01)
         second = await client.get("openai", "gpt-x")
         assert client.requests == 2 and second is not None and second != first
+        # an activation in the console: the agent forgets its entries and asks the active catalogue
+        await model_api.publish(subjects.DBCONFIG_ACTIVATED, b'{"db_type": "dynamodb"}')
+        await model_api.flush()
+        for _ in range(500):
+            if client.cached("openai", "gpt-x") is None:
+                break
+            await asyncio.sleep(0.01)
+        third = await client.get("openai", "gpt-x")
+        assert client.requests == 3 and third is not None and third != second
     finally:
         await client.close()
         await agent.close()

@@ -8,7 +8,9 @@ talks to it only over its published HTTP ports and its NATS server:
 2. a price changed through model-api's console API reaches a running ``LLMRails`` through its
    ``CatalogueClient`` (``model.changed.v1`` drops the cached entry), and the next call costs the new price;
 3. activating another database configuration (DynamoDB) moves guardrail-ingest: the next run an agent's
-   ``BackendGuardrailSink`` sends is stored in DynamoDB, and the console reads it from there;
+   ``BackendGuardrailSink`` sends is stored in DynamoDB, and the console reads it from there; the running
+   ``LLMRails`` drops its cached catalogue (``dbconfig.activated.v1``: the new configuration has its own
+   catalogue, without this model, so the YAML price applies);
 4. a forged agent message (the planner's name, a made-up key) sent through the trust-broker is refused, and its
    rejection appears in the console's query of the demo project's events (the audit trail).
 
@@ -44,6 +46,8 @@ STOCKADE = str(Path(sys.executable).parent / "stockade")
 PROMPT = "e2e-greeting"
 MODEL = "e2e-model"
 USAGE_IN, USAGE_OUT = 1000, 500
+# guardrail-ingest's deployment-wide key (INGEST__API_KEY): the agent's sink sends it as X-API-Key
+INGEST_KEY = "e2e-ingest-key-" + uuid.uuid4().hex
 
 
 def free_ports(n: int) -> list[int]:
@@ -150,6 +154,7 @@ def platform(tmp_path: Path, dynamodb_endpoint: str, unique_name: Callable[[str]
         "GUARDRAIL_INGEST_SINK__TABLE": table,
         "MODEL_API_RUNS__DYNAMODB_URL": dynamodb_endpoint,
         "MODEL_API_RUNS__TABLE": table,
+        "GUARDRAIL_INGEST_INGEST__API_KEY": INGEST_KEY,
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": "us-east-1",
@@ -213,11 +218,9 @@ async def step_prompt_push(p: Platform, key: str, project: str) -> None:
         await agent_http.aclose()
 
 
-async def step_price_change(p: Platform, console: httpx.AsyncClient) -> None:
-    import nats
-
+async def step_price_change(console: httpx.AsyncClient, catalogue: Any) -> Any:
+    """Returns the agent's LLMRails (its catalogue client stays subscribed for the next step)."""
     from stockade.guardrails import LLMRails
-    from stockade.guardrails.llm.catalogue import CatalogueClient
     from stockade.guardrails.llm.messages import ModelResponse, TokenUsage
     from stockade.guardrails.system import GuardrailSystem
     from stockade.guardrails.testing import FakeModelProvider
@@ -237,30 +240,22 @@ async def step_price_change(p: Platform, console: httpx.AsyncClient) -> None:
     }
     usage = TokenUsage(input_tokens=USAGE_IN, output_tokens=USAGE_OUT)
     provider = FakeModelProvider([ModelResponse(text="ok", usage=usage)], model=MODEL)
-    nc = await nats.connect(p.nats_url, connect_timeout=5, max_reconnect_attempts=3)
-    catalogue = CatalogueClient(nc)
-    await catalogue.start()
-    try:
-        rails = LLMRails(config, provider=provider, system=GuardrailSystem(config), catalogue=catalogue)
-        assert (await rails.agenerate("hello")).cost == Decimal("0.0075")  # 1000 * 2.5/1M + 500 * 10/1M
-        assert catalogue.cached("openai", MODEL) is not None
+    rails = LLMRails(config, provider=provider, system=GuardrailSystem(config), catalogue=catalogue)
+    assert (await rails.agenerate("hello")).cost == Decimal("0.0075")  # 1000 * 2.5/1M + 500 * 10/1M
+    assert catalogue.cached("openai", MODEL) is not None
 
-        started = time.perf_counter()
-        await put_price("5.00", "20.00")
-        await eventually(
-            lambda: catalogue.cached("openai", MODEL) is None, "model.changed.v1 dropping the cached price"
-        )
-        print(
-            f"price change: reached the agent {(time.perf_counter() - started) * 1000:.0f} ms after the PUT"
-        )
-        assert (await rails.agenerate("and now?")).cost == Decimal("0.015")  # 1000 * 5/1M + 500 * 20/1M
-    finally:
-        await catalogue.close()
-        await nc.close()
+    started = time.perf_counter()
+    await put_price("5.00", "20.00")
+    await eventually(
+        lambda: catalogue.cached("openai", MODEL) is None, "model.changed.v1 dropping the cached price"
+    )
+    print(f"price change: reached the agent {(time.perf_counter() - started) * 1000:.0f} ms after the PUT")
+    assert (await rails.agenerate("and now?")).cost == Decimal("0.015")  # 1000 * 5/1M + 500 * 20/1M
+    return rails
 
 
 async def step_switch_store(
-    p: Platform, console: httpx.AsyncClient, project: str, dynamodb_client: Any
+    p: Platform, console: httpx.AsyncClient, project: str, dynamodb_client: Any, rails: Any
 ) -> None:
     from stockade.guardrails.events import EventKind, GuardrailEvent
     from stockade.guardrails.storage.config import StorageConfig
@@ -268,7 +263,9 @@ async def step_switch_store(
     from stockade.guardrails.storage.wire import RunInfo
 
     ingest = httpx.AsyncClient(base_url=p.url(p.ingest_port), timeout=10)
-    sink = BackendGuardrailSink(StorageConfig(enabled=True, backend_url=p.url(p.ingest_port)))
+    sink = BackendGuardrailSink(
+        StorageConfig(enabled=True, backend_url=p.url(p.ingest_port), api_key=INGEST_KEY)
+    )
 
     async def send_run() -> tuple[str, str]:
         run_id = f"run-{uuid.uuid4().hex[:8]}"
@@ -296,6 +293,14 @@ async def step_switch_store(
             return bool((await ingest.get("/api/v1/db_type")).json()["db_type"] == "dynamodb")
 
         await eventually(switched, "guardrail-ingest following the activation")
+        # the agent's catalogue follows too: the new configuration's catalogue has no such model, so YAML applies
+        catalogue = rails.catalogue
+        await eventually(
+            lambda: catalogue.cached("openai", MODEL) is None, "dbconfig.activated.v1 at the agent"
+        )
+        assert (await rails.agenerate("which catalogue?")).cost == Decimal(
+            "0.002"
+        )  # 1000 * 1/1M + 500 * 2/1M
         after, stored_in = await send_run()  # the sink's cached db_type is stale: 409, ask again, resend
         assert stored_in == "dynamodb"
 
@@ -342,13 +347,22 @@ def test_the_platform_from_stockade_up(platform: Platform, dynamodb_client: Any)
     assert re.fullmatch(r"stk_\S+", key), key
 
     async def scenario() -> None:
+        import nats
+
+        from stockade.guardrails.llm.catalogue import CatalogueClient
+
         await step_prompt_push(platform, key, project)
         console = await console_session(platform)
+        nc = await nats.connect(platform.nats_url, connect_timeout=5, max_reconnect_attempts=3)
+        catalogue = CatalogueClient(nc)
+        await catalogue.start()
         try:
-            await step_price_change(platform, console)
-            await step_switch_store(platform, console, project, dynamodb_client)
+            rails = await step_price_change(console, catalogue)
+            await step_switch_store(platform, console, project, dynamodb_client, rails)
             await step_forged_message(platform, console, project)
         finally:
+            await catalogue.close()
+            await nc.close()
             await console.aclose()
 
     asyncio.run(scenario())

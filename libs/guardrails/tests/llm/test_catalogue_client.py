@@ -70,6 +70,39 @@ async def test_cached_until_a_change_event_names_the_model(nats_client, unique_n
         await sub.unsubscribe()
 
 
+async def test_activating_another_configuration_forgets_every_entry(nats_client, unique_name):
+    """Each database configuration has its own catalogue, and the look-ups answer from the active one."""
+    models = [unique_name("m"), unique_name("m")]
+    active = {"config": "first"}
+    prices = {"first": 1.0, "second": 4.0}
+    sub, seen = await responder(
+        nats_client, lambda r: json.dumps({"model": record(r["model_id"], prices[active["config"]])}).encode()
+    )
+    catalogue = CatalogueClient(nats_client)
+    await catalogue.start()
+    try:
+        for model_id in models:
+            assert (await catalogue.get("openai", model_id)).input_price_per_mtok == Decimal("1")
+        active["config"] = "second"
+        event = {
+            "db_config_id": "second",
+            "db_type": "dynamodb",
+            "activated_at": datetime.now(UTC).isoformat(),
+        }
+        await nats_client.publish(subjects.DBCONFIG_ACTIVATED, json.dumps(event).encode())
+        await nats_client.flush()
+        for _ in range(500):
+            if all(catalogue.cached("openai", m) is None for m in models):
+                break
+            await asyncio.sleep(0.01)
+        for model_id in models:
+            assert (await catalogue.get("openai", model_id)).input_price_per_mtok == Decimal("4")
+        assert len(seen) == 4
+    finally:
+        await catalogue.close()
+        await sub.unsubscribe()
+
+
 async def test_bad_answers_are_not_cached_and_not_found_is(nats_client, unique_name):
     replies = iter([b"not json", b"[]", json.dumps({"error": {"code": "unavailable"}}).encode()])
     sub, seen = await responder(

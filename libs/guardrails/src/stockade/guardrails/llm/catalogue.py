@@ -1,8 +1,9 @@
 """The model catalogue as an agent sees it: one model's prices, context window and capabilities from model-api.
 
 :class:`CatalogueClient` asks model-api over NATS request/reply (``model.cmd.get.v1``) and keeps the answer in a
-cache until a ``model.changed.v1`` event names the model (or the client's database configuration changes), so a
-price changed in the console reaches a running agent on its next call. It takes a connected nats-py client (or
+cache until a ``model.changed.v1`` event names the model, or a ``dbconfig.activated.v1`` event says another
+database configuration (with its own catalogue) is active, so a price changed or a configuration activated in the
+console reaches a running agent on its next call. It takes a connected nats-py client (or
 anything with ``request`` and ``subscribe``): the library does not depend on a bus client.
 
 When model-api does not answer (no bus, timeout, an error reply) :meth:`CatalogueClient.get` returns None and
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from stockade.contracts.subjects import MODEL_CHANGED, MODEL_CMD_GET
+from stockade.contracts.subjects import DBCONFIG_ACTIVATED, MODEL_CHANGED, MODEL_CMD_GET
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,8 @@ class CatalogueModel:
 
 @dataclass
 class CatalogueClient:
-    """Cached ``model.cmd.get.v1`` look-ups, invalidated by ``model.changed.v1``.
+    """Cached ``model.cmd.get.v1`` look-ups, invalidated by ``model.changed.v1`` (that model) and by
+    ``dbconfig.activated.v1`` (everything: the look-ups answer from the active configuration's catalogue).
 
     ``nc``: a connected nats-py client. ``timeout``: seconds to wait for model-api's reply.
     Call :meth:`start` once (subscribes to the change events) and :meth:`close` at the end."""
@@ -96,6 +98,7 @@ class CatalogueClient:
     timeout: float = 2.0
     _cache: dict[tuple[str, str], CatalogueModel | None] = field(default_factory=dict, init=False)
     _sub: Any = field(default=None, init=False)
+    _activations: Any = field(default=None, init=False)
     requests: int = field(default=0, init=False)  # replies asked of model-api (cache misses)
     # Bumped by every change event: a reply requested before an event is used once but not cached.
     _generation: int = field(default=0, init=False)
@@ -107,12 +110,20 @@ class CatalogueClient:
         self._loop = asyncio.get_running_loop()
         if self._sub is None:
             self._sub = await self.nc.subscribe(MODEL_CHANGED, cb=self._on_change)
+            self._activations = await self.nc.subscribe(DBCONFIG_ACTIVATED, cb=self._on_activation)
             await self.nc.flush()
 
     async def close(self) -> None:
-        if self._sub is not None:
-            sub, self._sub = self._sub, None
-            await sub.unsubscribe()
+        for name in ("_sub", "_activations"):
+            sub = getattr(self, name)
+            if sub is not None:
+                setattr(self, name, None)
+                await sub.unsubscribe()
+
+    async def _on_activation(self, msg: Any) -> None:
+        """Another database configuration is active: its catalogue answers from now on, so forget every entry."""
+        self._generation += 1
+        self._cache.clear()
 
     async def _on_change(self, msg: Any) -> None:
         self._generation += 1
