@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from stockade import identity
 from stockade.guardrail_ingest.main import create_app as create_ingest
 from stockade.guardrail_ingest.settings import (
     ActiveStoreSettings,
@@ -28,7 +29,6 @@ from stockade.guardrails.events import EventKind, GuardrailEvent
 from stockade.guardrails.storage.config import StorageConfig
 from stockade.guardrails.storage.sink import BackendGuardrailSink
 from stockade.guardrails.storage.wire import RunInfo
-from stockade.identity import create_user
 from stockade.model_api.main import create_app as create_model_api
 from stockade.model_api.settings import ModelApiSettings, SessionSettings
 from stockade.runtime.settings import DatabaseSettings, HttpSettings, NatsSettings
@@ -112,14 +112,20 @@ async def test_activating_a_configuration_moves_the_next_run_to_that_store(
     )
     email = f"{unique_name('admin')}@example.org"
     async with serving(model_api) as console_url, httpx.AsyncClient(base_url=console_url) as console:
-        async with model_api.state.service.sessions() as s:
-            await create_user(s, email, PASSWORD)
+        async with model_api.state.service.sessions() as s:  # the agent sends with its project's ingest key
+            user = await identity.create_user(s, email, PASSWORD)
+            org = await identity.create_organisation(s, unique_name("org"))
+            project = await identity.create_project(s, org.id, "agents", "direct")
+            await identity.add_project_member(s, project.id, user.id)
+            ingest_key = await identity.create_api_key(s, user.id, scope="ingest", project=project.id)
         signed_in = await console.post(
             "/login", data={"email": email, "password": PASSWORD, "next": "/models"}
         )
         assert signed_in.status_code == 303, signed_in.text
         async with serving(ingest) as ingest_url, httpx.AsyncClient(base_url=ingest_url) as backend:
-            agent = BackendGuardrailSink(StorageConfig(enabled=True, backend_url=ingest_url))
+            agent = BackendGuardrailSink(
+                StorageConfig(enabled=True, backend_url=ingest_url, api_key=ingest_key.key)
+            )
             configs = (await console.get("/api/platform/db-configs")).json()["dbConfigs"]
             active = next(c for c in configs if c["active"])
             assert (await backend.get("/api/v1/db_type")).json() == {"db_type": active["dbType"]}
@@ -130,7 +136,7 @@ async def test_activating_a_configuration_moves_the_next_run_to_that_store(
             async def send_run() -> str:
                 run_id = f"run-{uuid.uuid4().hex[:8]}"
                 events = [GuardrailEvent(kind=EventKind.CHECK, name="pii", action="allow") for _ in range(3)]
-                outcome = await agent.send(RunInfo(run_id=run_id, project_id="p-1"), events)
+                outcome = await agent.send(RunInfo(run_id=run_id, project_id=project.id), events)
                 assert outcome.error is None and outcome.sent == 3, outcome
                 runs[run_id] = str(outcome.db_type)
                 return run_id

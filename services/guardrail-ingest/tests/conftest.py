@@ -37,12 +37,17 @@ def ingest_settings(
     ack_wait_s: float = 30.0,
     ingest: IngestSettings | None = None,
 ) -> GuardrailIngestSettings:
+    """Settings on a real NATS server. Authentication is off (``auth="open"``) unless ``ingest`` sets ``auth``:
+    these tests are about storage; tests/e2e/test_ingest_keys.py covers per-project keys with model-api."""
+    ingest = ingest or IngestSettings()
+    if "auth" not in ingest.model_fields_set:
+        ingest = ingest.model_copy(update={"auth": "open"})
     return GuardrailIngestSettings(
         nats=NatsSettings(url=nats_url, startup_wait_s=5),
         db=DatabaseSettings(url="sqlite+aiosqlite:///:memory:"),
         http=HttpSettings(port=free_port()),
         sink=sink,
-        ingest=ingest or IngestSettings(),
+        ingest=ingest,
         jetstream=StreamSettings(
             workers=workers, ack_wait_s=ack_wait_s, fetch_timeout_s=0.3, retry_delay_s=0.3
         ),

@@ -100,9 +100,12 @@ async def test_errors_have_the_house_shape_and_documented_statuses(fresh_nats_ur
     assert await _stream_messages(fresh_nats_url) == []
 
 
-async def test_api_key_is_enforced_when_configured(fresh_nats_url, kit):
+async def test_the_deployment_wide_key_is_accepted_and_nothing_else_without_model_api(fresh_nats_url, kit):
     settings = kit.settings(
-        fresh_nats_url, SinkSettings(kind="clickhouse"), workers=0, ingest=IngestSettings(api_key="k" * 32)
+        fresh_nats_url,
+        SinkSettings(kind="clickhouse"),
+        workers=0,
+        ingest=IngestSettings(auth="keys", api_key="k" * 32),
     )
     async with kit.served(settings) as base, httpx.AsyncClient(base_url=base) as client:
         missing = await client.post("/api/v1/guardrails/clickhouse", json=kit.batch_body(1))
@@ -113,6 +116,7 @@ async def test_api_key_is_enforced_when_configured(fresh_nats_url, kit):
             "/api/v1/guardrails/clickhouse", json=kit.batch_body(1), headers={"X-API-Key": "k" * 32}
         )
     assert missing.status_code == 401 and wrong.status_code == 401
+    assert "missing X-API-Key" in missing.json()["error"]["message"]
     assert right.status_code == 202
 
 

@@ -221,21 +221,39 @@ def tag_revoke(
 def key_create(
     ctx: typer.Context,
     user: UserOpt,
-    scope: Annotated[str, typer.Option("--scope", help="read or write (on-prem).")] = "read",
+    scope: Annotated[
+        str, typer.Option("--scope", help="read or write (on-prem), or ingest (needs --project).")
+    ] = "read",
     legacy: Annotated[bool, typer.Option("--legacy", help="A key as before scopes existed (reads).")] = False,
+    project: Annotated[
+        str | None,
+        typer.Option("--project", help="Ingest keys: the project (id or name) whose run events it sends."),
+    ] = None,
     deployment: Annotated[
         str | None,
         typer.Option("--deployment", help="onprem or hosted (default: STOCKADE_DEPLOYMENT, else onprem)."),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create an API key. The plaintext is printed once; only its SHA-256 is stored."""
+    """Create an API key (or, with --scope ingest --project P, a per-project ingest key for guardrail-ingest).
+    The plaintext is printed once; only its SHA-256 is stored."""
     mode = deployment or os.environ.get("STOCKADE_DEPLOYMENT") or "onprem"
-    key = _run(ctx, lambda s: identity.create_api_key(s, user, scope=scope, deployment=mode, legacy=legacy))
+    key = _run(
+        ctx,
+        lambda s: identity.create_api_key(
+            s, user, scope=scope, deployment=mode, legacy=legacy, project=project
+        ),
+    )
     _emit(
         ctx,
         as_json,
-        {"id": key.id, "key": key.key, "scope": key.scope, "deployment": key.deployment},
+        {
+            "id": key.id,
+            "key": key.key,
+            "scope": key.scope,
+            "deployment": key.deployment,
+            "project_id": key.project_id,
+        },
         f"key {key.id} (scope {key.scope or 'none: reads only'}, {key.deployment}):\n{key.key}\n"
         "Store it now: it cannot be shown again.",
     )

@@ -111,6 +111,32 @@ class ActiveDbConfig(BaseModel):
     activated_at: AwareDatetime | None = None
 
 
+class IngestKeyQuery(BaseModel):
+    """Request of ``apikey.cmd.verify_ingest.v1`` (guardrail-ingest to model-api): the key id and the SHA-256
+    (hex) of the whole presented key. The plaintext never goes on the bus."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    schema_version: int = Field(default=1, ge=1)
+    key_id: str = Field(max_length=64)
+    key_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class IngestKeyVerdict(BaseModel):
+    """Reply of ``apikey.cmd.verify_ingest.v1``: whether the key may send run events, and for which project.
+
+    An error reply (the database is down) is ``{"error": {"code", "message"}}`` instead: the asker fails closed.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    schema_version: int = Field(default=1, ge=1)
+    valid: bool
+    reason: str
+    key_id: str
+    project_id: str | None = None
+
+
 class GuardrailEventsReceived(EventEnvelope):
     subject: ClassVar[str] = subjects.GUARDRAIL_EVENTS
 

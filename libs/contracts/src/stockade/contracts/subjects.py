@@ -35,6 +35,8 @@ EVENTS: Final[tuple[str, ...]] = (
 # --- commands (request/reply) ------------------------------------------------------------------------------
 MODEL_CMD_GET: Final = "model.cmd.get.v1"
 DBCONFIG_CMD_ACTIVE: Final = "dbconfig.cmd.active.v1"
+APIKEY_CMD_VERIFY_INGEST: Final = "apikey.cmd.verify_ingest.v1"
+"""guardrail-ingest asks the key owner (model-api) whether an ingest key is valid and for which project."""
 PROMPT_HEALTH: Final = "prompt.cmd.health.v1"
 MODEL_HEALTH: Final = "model.cmd.health.v1"
 GUARDRAIL_HEALTH: Final = "guardrail.cmd.health.v1"
@@ -44,6 +46,7 @@ TRUST_CMD_RELOAD: Final = "trust.cmd.reload.v1"
 COMMANDS: Final[tuple[str, ...]] = (
     MODEL_CMD_GET,
     DBCONFIG_CMD_ACTIVE,
+    APIKEY_CMD_VERIFY_INGEST,
     PROMPT_HEALTH,
     MODEL_HEALTH,
     GUARDRAIL_HEALTH,

@@ -25,6 +25,7 @@ from stockade.identity.directory import (
     set_project_flow,
 )
 from stockade.identity.errors import ConflictError, IdentityError, InvalidInputError, NotFoundError
+from stockade.identity.ingest_keys import IngestKeyCheck, verify_ingest_key
 from stockade.identity.models import (
     ApiKeyCreated,
     ApiKeyPublic,
@@ -43,6 +44,7 @@ __all__ = [
     "Deployment",
     "Flow",
     "IdentityError",
+    "IngestKeyCheck",
     "InvalidInputError",
     "KeyPrincipal",
     "NotFoundError",
@@ -70,4 +72,5 @@ __all__ = [
     "revoke_api_key",
     "revoke_tag",
     "set_project_flow",
+    "verify_ingest_key",
 ]

@@ -64,7 +64,7 @@ def effective_scope(stored: str | None, key_deployment: str, deployment: Deploym
 async def authenticate(
     session: AsyncSession, plaintext: str | None, deployment: Deployment
 ) -> KeyPrincipal | None:
-    """The key's principal, or None for a missing, malformed, unknown or revoked key.
+    """The key's principal, or None for a missing, malformed, unknown or revoked key, or an ingest key.
 
     The same work on every path: one hash, one lookup by key id (a placeholder id for malformed keys) and
     one constant-time comparison.
@@ -80,8 +80,8 @@ async def authenticate(
     ).one_or_none()
     stored = row.key_hash if row is not None else _DUMMY_HASH
     matches = keys.hashes_match(stored, computed)
-    if row is None or not matches or row.revoked_at is not None:
-        return None
+    if row is None or not matches or row.revoked_at is not None or row.scope == Scope.INGEST.value:
+        return None  # an ingest key opens guardrail-ingest only (stockade.identity.ingest_keys)
     return KeyPrincipal(
         key_id=key_id, owner_id=row.owner_id, scope=effective_scope(row.scope, row.deployment, deployment)
     )

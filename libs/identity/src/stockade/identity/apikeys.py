@@ -6,8 +6,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity import keys
+from stockade.identity.access import project_access
 from stockade.identity.db_types import utcnow
-from stockade.identity.directory import find_user
+from stockade.identity.directory import find_project, find_user
 from stockade.identity.errors import InvalidInputError, NotFoundError
 from stockade.identity.models import ApiKeyCreated, ApiKeyPublic
 from stockade.identity.tables import ApiKey, Deployment, Scope
@@ -22,6 +23,7 @@ def _public(row: ApiKey) -> ApiKeyPublic:
         display=keys.display(row.id, row.last_four),
         created_at=row.created_at,
         revoked_at=row.revoked_at,
+        project_id=row.project_id,
     )
 
 
@@ -32,20 +34,40 @@ async def create_api_key(
     scope: str | None = Scope.READ.value,
     deployment: str = Deployment.ONPREM.value,
     legacy: bool = False,
+    project: str | None = None,
 ) -> ApiKeyCreated:
-    """Create a key for ``user``. Hosted keys have no scope; ``legacy`` makes a key as before scopes existed."""
+    """Create a key for ``user``. Hosted keys have no scope; ``legacy`` makes a key as before scopes existed.
+
+    ``scope="ingest"`` with ``project`` (id or name) makes a per-project ingest key: it sends guardrail run
+    events of that project to guardrail-ingest and opens nothing else. Its owner must be a member of the project
+    (checked again on every verification). Ingest keys exist on both deployments.
+    """
     try:
         mode = Deployment(deployment)
     except ValueError:
         raise InvalidInputError(f"unknown deployment {deployment!r}: use onprem or hosted") from None
-    if mode is Deployment.HOSTED or legacy:
-        stored: str | None = None
+    project_id: str | None = None
+    if scope == Scope.INGEST.value:
+        if legacy:
+            raise InvalidInputError("an ingest key cannot be a legacy key")
+        if not project:
+            raise InvalidInputError("an ingest key needs a project")
+        stored: str | None = Scope.INGEST.value
+    elif project is not None:
+        raise InvalidInputError("only ingest keys are bound to a project (scope ingest)")
+    elif mode is Deployment.HOSTED or legacy:
+        stored = None
     else:
         try:
             stored = Scope(scope or Scope.READ.value).value
         except ValueError:
-            raise InvalidInputError(f"unknown scope {scope!r}: use read or write") from None
+            raise InvalidInputError(f"unknown scope {scope!r}: use read, write or ingest") from None
     owner = await find_user(session, user)
+    if project is not None:
+        found = await find_project(session, project)
+        if not (await project_access(session, owner.id, found.id)).project_member:
+            raise InvalidInputError(f"{owner.email} is not a member of project {found.name!r}")
+        project_id = found.id
     generated = keys.generate_key()
     row = ApiKey(
         id=generated.key_id,
@@ -55,6 +77,7 @@ async def create_api_key(
         deployment=mode.value,
         last_four=generated.last_four,
         created_at=utcnow(),
+        project_id=project_id,
     )
     session.add(row)
     await session.commit()

@@ -34,11 +34,14 @@ class ProjectPublic(_Public):
 class ApiKeyPublic(_Public):
     id: str
     owner_id: str
-    scope: str | None = Field(description="read, write, or null (a key from before scopes: reads only)")
+    scope: str | None = Field(
+        description="read, write, ingest (a per-project ingest key), or null (a key from before scopes: reads only)"
+    )
     deployment: str
     display: str = Field(description="stk_<key id>...<last four>; never usable as a key")
     created_at: datetime
     revoked_at: datetime | None
+    project_id: str | None = Field(default=None, description="Ingest keys only: the project they send for.")
 
 
 class ApiKeyCreated(ApiKeyPublic):

@@ -26,10 +26,11 @@ class DemoSeed:
     api_key_plaintext: str
     review_project_id: str = ""
     console_password: str = ""
+    ingest_key_plaintext: str = ""  # a per-project ingest key of the demo project (guardrail-ingest)
 
 
 async def seed_demo(session_factory: async_sessionmaker[AsyncSession]) -> DemoSeed | None:
-    """Create the demo organisation, projects, user and write key; None if any organisation exists already."""
+    """Create the demo organisation, projects, user, write key and ingest key; None if any organisation exists already."""
     async with session_factory() as session:
         if (await session.execute(select(Organisation.id).limit(1))).first() is not None:
             return None
@@ -46,6 +47,9 @@ async def seed_demo(session_factory: async_sessionmaker[AsyncSession]) -> DemoSe
         key = await apikeys.create_api_key(
             session, user.id, scope=Scope.WRITE.value, deployment=Deployment.ONPREM.value
         )
+        ingest_key = await apikeys.create_api_key(
+            session, user.id, scope=Scope.INGEST.value, project=project.id
+        )
     return DemoSeed(
         organisation=org,
         project_id=project.id,
@@ -53,4 +57,5 @@ async def seed_demo(session_factory: async_sessionmaker[AsyncSession]) -> DemoSe
         api_key_plaintext=key.key,
         review_project_id=reviewed.id,
         console_password=console_password,
+        ingest_key_plaintext=ingest_key.key,
     )

@@ -26,6 +26,7 @@ class Flow(StrEnum):
 class Scope(StrEnum):
     READ = "read"
     WRITE = "write"
+    INGEST = "ingest"  # a per-project ingest key: sends guardrail run events of one project, nothing else
 
 
 class Deployment(StrEnum):
@@ -109,3 +110,7 @@ class ApiKey(Base):
     last_four: Mapped[str] = mapped_column(String(4))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    # Set only on ingest keys (scope ``ingest``): the one project whose run events the key may send.
+    project_id: Mapped[str | None] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), default=None
+    )

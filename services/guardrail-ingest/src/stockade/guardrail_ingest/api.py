@@ -4,19 +4,20 @@ Statuses of the POST, in the order they are checked:
 
 | status | when |
 |---|---|
-| 401 | ``ingest.api_key`` is set and X-API-Key is missing or wrong |
+| 401 | X-API-Key is missing, not an ingest key, unknown or revoked (``ingest.auth = "keys"``, the default) |
+| 503 | model-api, which verifies ingest keys, did not answer: nothing accepted, retry later |
 | 400 | ``{db_type}`` is not one of mongodb, dynamodb, clickhouse |
 | 409 | ``{db_type}`` is valid but not the active store (the client asks GET /db_type again) |
 | 413 | body larger than ``ingest.max_body_bytes`` (4 MiB), more than ``ingest.max_events`` (1000) events, or |
 |     | one event that, with the run's fields copied onto it, exceeds a JetStream message (NATS max_payload) |
 | 422 | body is not JSON or does not match the schema (message names the fields) |
+| 403 | the batch's project (``run.project_id``, copied onto every event) is not the key's project |
 | 503 | JetStream did not acknowledge in ``ingest.publish_timeout_s``: nothing accepted, retry later |
 | 202 | queued durably: ``{"accepted": n, "batch_id": ..., "duplicate": bool, "db_type": ...}`` |
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import re
 from typing import Any
@@ -28,6 +29,7 @@ from pydantic import ValidationError
 
 from stockade.guardrail_ingest.deps import IngestDep
 from stockade.guardrail_ingest.ingest import EventTooLargeError, QueueUnavailableError
+from stockade.guardrail_ingest.ingest_keys import IngestPrincipal, KeyRejected, VerifierUnavailable
 from stockade.guardrails.storage.wire import DB_TYPES, BatchAccepted, DbTypeReply, GuardrailBatch
 from stockade.runtime.errors import error_response, error_responses
 from stockade.runtime.storable import unstorable_at
@@ -77,21 +79,27 @@ async def db_type(ingest: IngestDep) -> DbTypeReply:
         **error_responses(
             {
                 400: "{db_type} is not one of mongodb, dynamodb, clickhouse.",
-                401: "ingest.api_key is set and X-API-Key is missing or wrong.",
+                401: "X-API-Key is missing, not an ingest key, unknown or revoked.",
+                403: "The batch's project is not the ingest key's project: nothing stored.",
                 409: "{db_type} is not the active store: GET /api/v1/db_type and resend.",
                 413: "Body, event count or one event over the limits.",
                 422: "The body is not JSON or does not match the schema.",
-                503: "JetStream did not acknowledge in time: nothing accepted, retry later (Retry-After).",
+                503: "JetStream did not acknowledge in time, or the key could not be verified: nothing accepted, "
+                "retry later (Retry-After).",
             }
         ),
     },
 )
 async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSONResponse:
     limits = ingest.settings.ingest
-    if limits.api_key and not hmac.compare_digest(
-        request.headers.get("x-api-key", "").encode(), limits.api_key.encode()
-    ):
-        return error_response(401, "unauthorized", "missing or invalid X-API-Key")
+    principal: IngestPrincipal | None = None
+    if ingest.keys is not None:
+        try:
+            principal = await ingest.keys.verify(request.headers.get("x-api-key"))
+        except KeyRejected as exc:
+            return error_response(401, "unauthorized", str(exc))
+        except VerifierUnavailable as exc:
+            return _unavailable(f"ingest keys cannot be verified now, retry later ({exc})")
     if db_type not in DB_TYPES:
         return error_response(
             400, "unknown_db_type", f"unknown db_type {db_type!r}; one of {', '.join(DB_TYPES)}"
@@ -142,14 +150,23 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
         batch = GuardrailBatch.model_validate_json(body)  # same rules, ~4x faster than from the parsed dict
     except ValidationError as exc:
         raise RequestValidationError(_locate(exc.errors())) from None
+    if (
+        principal is not None
+        and principal.project_id is not None
+        and batch.run.project_id != principal.project_id
+    ):
+        return error_response(
+            403,
+            "forbidden",
+            f"this ingest key sends events of project {principal.project_id} only; the batch is for project "
+            f"{batch.run.project_id!r} (run.project_id): nothing stored. Use that project's ingest key",
+        )
     try:
         accepted = await ingest.accept(batch, db_type=active)
     except EventTooLargeError as exc:
         return _too_large(str(exc))
     except QueueUnavailableError as exc:
-        unavailable = error_response(503, "unavailable", f"event queue unavailable, retry later ({exc})")
-        unavailable.headers["Retry-After"] = "1"
-        return unavailable
+        return _unavailable(f"event queue unavailable, retry later ({exc})")
     return JSONResponse(accepted.model_dump(), status_code=202)
 
 
@@ -186,6 +203,12 @@ def _may_be_unstorable(body: bytes) -> bool:
     if json.detect_encoding(body) != "utf-8":
         return True
     return b"\\u" in body or _RAW_SURROGATE.search(body) is not None
+
+
+def _unavailable(message: str) -> JSONResponse:
+    unavailable = error_response(503, "unavailable", message)
+    unavailable.headers["Retry-After"] = "1"
+    return unavailable
 
 
 def _too_large(message: str) -> JSONResponse:

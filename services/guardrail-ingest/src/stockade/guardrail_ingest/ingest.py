@@ -9,6 +9,7 @@ from nats.js import JetStreamContext
 
 from stockade.guardrail_ingest.active_store import ActiveStore
 from stockade.guardrail_ingest.batching import EventTooLargeError, message_limit, split_batch
+from stockade.guardrail_ingest.ingest_keys import IngestKeyVerifier
 from stockade.guardrail_ingest.jetstream import publish_batch
 from stockade.guardrail_ingest.records import batch_id, to_records
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
@@ -35,10 +36,13 @@ class Ingest:
     workers: int = 0
     active: ActiveStore | None = None  # model-api's active configuration; None: always ``sink.kind``
     stores: Stores | None = None
+    keys: IngestKeyVerifier | None = None  # None: ``ingest.auth = "open"`` (no authentication)
 
     def __post_init__(self) -> None:
         if self.active is None:
             self.active = ActiveStore(self.settings.sink.kind)
+        if self.keys is None and self.settings.ingest.auth == "keys":
+            self.keys = IngestKeyVerifier(self.settings.ingest)
 
     @property
     def db_type(self) -> str:

@@ -52,6 +52,10 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
         js = state.nats.jetstream()
         await ensure_stream(js, settings.jetstream, settings.nats.stream_replicas)
         ingest.js, ingest.nc = js, state.nats
+        if ingest.keys is not None:  # per-project ingest keys: follow revocations before serving
+            await ingest.keys.start(state.nats)
+        else:
+            log.warning("ingest.auth is 'open': anyone who reaches this service can store events")
         if settings.active.follow:
             follower = ActiveStoreFollower(active, settings.active)
             await follower.start(state.nats)
@@ -81,6 +85,9 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
                 state.extras["audit"] = (audits, audit_tasks)
 
     async def on_shutdown(state: ServiceState) -> None:
+        if ingest.keys is not None:
+            with contextlib.suppress(Exception):
+                await ingest.keys.stop()
         follower = state.extras.pop("follower", None)
         if isinstance(follower, ActiveStoreFollower):
             await follower.stop()

@@ -131,8 +131,30 @@ class IngestSettings(BaseModel):
     )
     max_body_bytes: int = Field(default=4 * 1024 * 1024, gt=0, description="POST body size cap (else 413).")
     publish_timeout_s: float = Field(default=5.0, gt=0, description="Wait for the JetStream ack (else 503).")
+    auth: Literal["keys", "open"] = Field(
+        default="keys",
+        description=(
+            "keys: every POST needs a valid per-project ingest key in X-API-Key (verified by model-api) or "
+            "api_key. open: no authentication at all, for tests and benchmarks on a closed host only."
+        ),
+    )
     api_key: str | None = Field(
-        default=None, description="When set, POST requires this value in X-API-Key (constant-time compare)."
+        default=None,
+        description=(
+            "A deployment-wide key for tests and single-host development, accepted for every project "
+            "(constant-time compare). Production uses per-project ingest keys instead."
+        ),
+    )
+    key_cache_s: float = Field(
+        default=15.0,
+        ge=0,
+        description=(
+            "How long a valid ingest key is trusted without asking model-api again; a revocation "
+            "(apikey.revoked.v1) drops it at once, removal of its owner from the project after this."
+        ),
+    )
+    key_verify_timeout_s: float = Field(
+        default=2.0, gt=0, description="Wait for model-api's answer about a key (else 503, nothing accepted)."
     )
 
 

@@ -1,5 +1,6 @@
-"""Request/reply on NATS: ``model.cmd.get.v1`` (one model, or a provider's models) and ``dbconfig.cmd.active.v1``
-(the active database configuration, which guardrail-ingest asks for at start-up and to resync)."""
+"""Request/reply on NATS: ``model.cmd.get.v1`` (one model, or a provider's models), ``dbconfig.cmd.active.v1``
+(the active database configuration, which guardrail-ingest asks for at start-up and to resync) and
+``apikey.cmd.verify_ingest.v1`` (whether a per-project ingest key is valid, asked by guardrail-ingest)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from typing import Any
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from stockade.contracts import ActiveDbConfig
-from stockade.contracts.subjects import DBCONFIG_CMD_ACTIVE, MODEL_CMD_GET
+from stockade.contracts import ActiveDbConfig, IngestKeyQuery, IngestKeyVerdict
+from stockade.contracts.subjects import APIKEY_CMD_VERIFY_INGEST, DBCONFIG_CMD_ACTIVE, MODEL_CMD_GET
+from stockade.identity import verify_ingest_key
 from stockade.model_api import catalogue, dbconfigs
 from stockade.model_api.errors import CatalogueError
 from stockade.model_api.schemas import normalise_provider
@@ -102,3 +105,29 @@ async def serve_dbconfig_active(nc: NatsClient, sessions: async_sessionmaker[Asy
         await msg.respond(reply)
 
     return await nc.subscribe(DBCONFIG_CMD_ACTIVE, queue=QUEUE, cb=handler)
+
+
+async def answer_ingest_key(sessions: async_sessionmaker[AsyncSession], payload: bytes) -> dict[str, Any]:
+    """The verdict on one ingest key ``{"key_id", "key_hash"}``, from current rows (stockade.identity)."""
+    try:
+        query = IngestKeyQuery.model_validate_json(payload or b"{}")
+    except ValidationError:
+        return _error("invalid_request", "expected {key_id, key_hash (SHA-256 hex)}")
+    async with sessions() as session:
+        check = await verify_ingest_key(session, query.key_id, query.key_hash)
+    verdict = IngestKeyVerdict(
+        valid=check.valid, reason=check.reason, key_id=check.key_id, project_id=check.project_id
+    )
+    return verdict.model_dump()
+
+
+async def serve_ingest_key_verify(nc: NatsClient, sessions: async_sessionmaker[AsyncSession]) -> Subscription:
+    async def handler(msg: Msg) -> None:
+        try:
+            reply = await answer_ingest_key(sessions, msg.data)
+        except Exception as exc:  # the database is down: say so; guardrail-ingest fails closed (503)
+            log.warning("%s failed: %s: %s", APIKEY_CMD_VERIFY_INGEST, type(exc).__name__, exc)
+            reply = _error("unavailable", "the key store is unavailable")
+        await msg.respond(json.dumps(reply).encode())
+
+    return await nc.subscribe(APIKEY_CMD_VERIFY_INGEST, queue=QUEUE, cb=handler)

@@ -1,8 +1,8 @@
 """Composition root of model-api: settings in, app out. Nothing connects at import time.
 
 The lifespan (from ``stockade.runtime.app``) builds the engine and the NATS connection; the startup hook runs the
-migrations, starts the outbox relay (events to JetStream after the commit) and answers ``model.cmd.get.v1``
-and ``dbconfig.cmd.active.v1``.
+migrations, starts the outbox relay (events to JetStream after the commit) and answers ``model.cmd.get.v1``,
+``dbconfig.cmd.active.v1`` and ``apikey.cmd.verify_ingest.v1``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from stockade.contracts import subjects
 from stockade.identity import IdentityError, NotFoundError
 from stockade.model_api import migrate
-from stockade.model_api.commands import serve_dbconfig_active, serve_model_get
+from stockade.model_api.commands import serve_dbconfig_active, serve_ingest_key_verify, serve_model_get
 from stockade.model_api.deps import CsrfFailed, SignInRequired
 from stockade.model_api.errors import CatalogueError, ConfigConflict
 from stockade.model_api.events import OutboxRelay
@@ -61,6 +61,7 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
         if state.nats is not None:
             state.extras["model_get"] = await serve_model_get(state.nats, state.sessions)
             state.extras["dbconfig_active"] = await serve_dbconfig_active(state.nats, state.sessions)
+            state.extras["ingest_key_verify"] = await serve_ingest_key_verify(state.nats, state.sessions)
 
     async def on_shutdown(state: ServiceState) -> None:
         relay = state.extras.get("relay")

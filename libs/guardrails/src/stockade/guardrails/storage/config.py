@@ -30,7 +30,11 @@ class StorageConfig(BaseModel):
     backoff_initial_s: float = Field(default=0.2, ge=0, description="First retry delay; doubles per retry.")
     backoff_max_s: float = Field(default=5.0, ge=0, description="Upper bound of one retry delay.")
     api_key: SecretStr | None = Field(
-        default=None, description="Sent as X-API-Key when the backend requires a key (never logged)."
+        default=None,
+        description=(
+            "The project's ingest key, sent as X-API-Key (never logged); unset: the STOCKADE_INGEST_KEY "
+            "environment variable. guardrail-ingest refuses batches without a valid key of their project."
+        ),
     )
 
     @model_validator(mode="after")

@@ -42,7 +42,7 @@ class GuardrailsStorageHook:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config or StorageConfig()
-        self.sink = sink or BackendGuardrailSink(self.config)
+        self.sink = sink or BackendGuardrailSink(self.config, environ=environ)
         self._links = RunLinks.from_env(environ)
         self._staged: RunLinks | None = None
         self._open: dict[str, BufferedRun] = {}

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 import ssl
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 DB_TYPE_PATH = "/api/v1/db_type"
 EVENTS_PATH = "/api/v1/guardrails/{db_type}"
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+INGEST_KEY_ENV = "STOCKADE_INGEST_KEY"
+"""The project's ingest key when ``guardrails.storage.api_key`` is not set (guardrail-ingest requires one)."""
 
 
 class _Permanent(Exception):
@@ -47,9 +50,18 @@ class _StoreChanged(Exception):
 class BackendGuardrailSink:
     """Sends a run's events to guardrail-ingest in batches of ``config.batch_size``."""
 
-    def __init__(self, config: StorageConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        config: StorageConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.config = config
         self._transport = transport
+        env = os.environ if environ is None else environ
+        # The ingest key: the configuration's, else STOCKADE_INGEST_KEY (read once; never logged).
+        self._key = config.api_key.get_secret_value() if config.api_key else env.get(INGEST_KEY_ENV) or None
         self._db_type: str | None = None
         self._ssl: ssl.SSLContext | None = None  # loading the CA bundle costs ~80 ms: once per sink
 
@@ -121,8 +133,8 @@ class BackendGuardrailSink:
     # -- internals ----------------------------------------------------------------------------------------
     def _client(self) -> httpx.AsyncClient:
         headers = {"User-Agent": "stockade-guardrails/storage"}
-        if self.config.api_key is not None:
-            headers["X-API-Key"] = self.config.api_key.get_secret_value()
+        if self._key:
+            headers["X-API-Key"] = self._key
         if self._ssl is None:
             if self.config.backend_url.startswith("https://"):
                 self._ssl = ssl.create_default_context()

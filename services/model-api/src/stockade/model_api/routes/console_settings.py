@@ -101,8 +101,11 @@ async def create_key(request: Request, user: PageUser, db: DbDep, settings: Sett
     form = await read_form(request, settings.limits.max_body_bytes)
     check_form_csrf(request, settings, form.get(CSRF_FIELD))
     scope = form.get("scope", Scope.READ.value)
+    project = form.get("project").strip() or None  # ingest keys: the one project they send run events for
     try:
-        created = await create_api_key(db, user.user.id, scope=scope, deployment=settings.deployment.value)
+        created = await create_api_key(
+            db, user.user.id, scope=scope, deployment=settings.deployment.value, project=project
+        )
     except InvalidInputError as exc:
         return await _keys_page(request, user, db, settings, 422, errors=[str(exc)])
     # The plaintext is in this one answer only (no redirect, no caching); it is never shown again.
