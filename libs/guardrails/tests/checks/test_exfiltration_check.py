@@ -59,6 +59,14 @@ def test_disabled_rules_reach_the_check_from_config() -> None:
     assert ExfiltrationCheck(quiet).evaluate(text).action is Action.ALLOW
 
 
+def test_weak_password_policy_reaches_the_check_from_config() -> None:
+    text = 'db:\n  password: "admin2024"\n'
+    found = ExfiltrationCheck(ExfiltrationConfig()).evaluate(text)
+    assert [f.type for f in found.findings] == ["credential_in_context"]  # on by default
+    docs = ExfiltrationConfig.model_validate({"secrets": {"report_weak_passwords": False}})
+    assert ExfiltrationCheck(docs).evaluate(text).findings == []
+
+
 def test_low_entropy_words_in_credential_context_are_not_secrets() -> None:
     hits = SecretScanner(use_detect_secrets=False).scan("set the password = <your password> and token: none")
     assert hits == []
