@@ -42,7 +42,12 @@ import uvicorn
 from stockade.contracts import GuardrailEventsReceived
 from stockade.guardrail_ingest.main import create_app
 from stockade.guardrail_ingest.records import to_records
-from stockade.guardrail_ingest.settings import GuardrailIngestSettings, SinkSettings, StreamSettings
+from stockade.guardrail_ingest.settings import (
+    GuardrailIngestSettings,
+    IngestSettings,
+    SinkSettings,
+    StreamSettings,
+)
 from stockade.guardrail_ingest.sinks import build_sink
 from stockade.guardrails.events import EventKind, GuardrailEvent
 from stockade.guardrails.storage import GuardrailBatch, GuardrailsStorageHook, StorageConfig
@@ -235,6 +240,7 @@ async def main(args: argparse.Namespace) -> None:
             db=DatabaseSettings(url="sqlite+aiosqlite:///:memory:"),
             http=HttpSettings(port=free_port()),
             sink=SinkSettings(kind=args.store, url=url, table="bench_events", region="us-east-1"),
+            ingest=IngestSettings(auth="open"),  # the storage path; a cached key check is one dict look-up
             jetstream=stream,
         )
         service: Any = None
@@ -253,6 +259,7 @@ async def main(args: argparse.Namespace) -> None:
                 "GUARDRAIL_INGEST_JETSTREAM__WORKERS": str(args.workers),
                 "GUARDRAIL_INGEST_JETSTREAM__FETCH_TIMEOUT_S": "0.2",
                 "GUARDRAIL_INGEST_LOG__LEVEL": "WARNING",
+                "GUARDRAIL_INGEST_INGEST__AUTH": "open",
             }
             if args.service_process == "split":  # HTTP replica without workers, and a replica of workers only
                 worker_port = free_port()

@@ -87,7 +87,12 @@ async def flush_through(
 ) -> FlushReport:
     """One run of ``events`` events flushed by the library (``BackendGuardrailSink``, 100 per batch) while
     ``fault()`` happens; a flush that fails is retried with the events not sent yet, as the library keeps them."""
-    from stockade.guardrail_ingest.settings import GuardrailIngestSettings, SinkSettings, StreamSettings
+    from stockade.guardrail_ingest.settings import (
+        GuardrailIngestSettings,
+        IngestSettings,
+        SinkSettings,
+        StreamSettings,
+    )
     from stockade.guardrails.events import EventKind, GuardrailEvent
     from stockade.guardrails.storage.config import StorageConfig
     from stockade.guardrails.storage.sink import BackendGuardrailSink
@@ -102,6 +107,7 @@ async def flush_through(
         db=DatabaseSettings(url="sqlite+aiosqlite:///:memory:"),
         http=HttpSettings(port=free_port()),
         sink=SinkSettings(kind="clickhouse", url=dsn, table=table),
+        ingest=IngestSettings(auth="open"),  # NATS faults, not keys (tests/e2e/test_ingest_keys.py)
         jetstream=StreamSettings(workers=2, ack_wait_s=5, fetch_timeout_s=0.3, retry_delay_s=0.3),
     )
     run = RunInfo(run_id=f"run-{uuid.uuid4().hex[:12]}", project_id="faults")
