@@ -150,3 +150,42 @@ def test_stockade_admin_acts_on_the_directory_it_runs_in(tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["id"]
     assert (tmp_path / ".stockade" / "stockade.db").exists()
+
+
+def test_ingest_key_is_bound_to_a_project_of_its_owner_and_opens_nothing_else(db_url):
+    from stockade.identity import keys, verify_ingest_key
+
+    one(db_url, "org", "create", "acme")
+    one(db_url, "user", "create", "dev@example.com")
+    one(db_url, "user", "create", "outsider@example.com")
+    project = one(db_url, "project", "create", "--org", "acme", "agents")
+    one(db_url, "member", "add", "--project", "agents", "--user", "dev@example.com")
+    key = one(
+        db_url, "key", "create", "--user", "dev@example.com", "--scope", "ingest", "--project", "agents"
+    )
+    assert key["scope"] == "ingest" and key["project_id"] == project["id"] and key["key"].startswith("stk_")
+    no_project = run(db_url, "key", "create", "--user", "dev@example.com", "--scope", "ingest", ok=False)
+    assert no_project.exit_code == 1 and "needs a project" in no_project.output
+    outsider = run(
+        db_url,
+        "key",
+        "create",
+        "--user",
+        "outsider@example.com",
+        "--scope",
+        "ingest",
+        "--project",
+        "agents",
+        ok=False,
+    )
+    assert outsider.exit_code == 1 and "not a member" in outsider.output
+
+    digest = keys.hash_key(key["key"])
+    check = _in_db(db_url, lambda s: verify_ingest_key(s, key["id"], digest))
+    assert check.valid and check.project_id == project["id"]
+    assert _in_db(db_url, lambda s: authenticate(s, key["key"], Deployment.ONPREM)) is None  # not for prompts
+    assert not _in_db(db_url, lambda s: verify_ingest_key(s, key["id"], "0" * 64)).valid
+    one(db_url, "member", "remove", "--project", "agents", "--user", "dev@example.com")
+    assert "no longer a member" in _in_db(db_url, lambda s: verify_ingest_key(s, key["id"], digest)).reason
+    one(db_url, "key", "revoke", key["id"])
+    assert _in_db(db_url, lambda s: verify_ingest_key(s, key["id"], digest)).reason == "the key is revoked"

@@ -18,6 +18,7 @@ class DemoInfo:
     user: str = ""
     console_password: str = ""
     review_project_id: str = ""  # the Manual review project (empty in demo.json files written before it)
+    ingest_key: str = ""  # the demo project's ingest key (guardrail-ingest; STOCKADE_INGEST_KEY for agents)
 
 
 def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
@@ -45,6 +46,7 @@ def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
             user=demo.user.email,
             console_password=demo.console_password,
             review_project_id=demo.review_project_id,
+            ingest_key=demo.ingest_key_plaintext,
         )
         # Demo convenience for the embedded stack only: the demo key is kept in a 0600 file so later
         # `stockade up` runs can print it again. Real keys are shown once and stored only as SHA-256.
@@ -52,8 +54,25 @@ def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
         demo_file.write_text(json.dumps(asdict(info)) + "\n")
         return info
     if demo_file.exists():
-        return DemoInfo(**json.loads(demo_file.read_text()))
+        info = DemoInfo(**json.loads(demo_file.read_text()))
+        if not info.ingest_key and info.user:  # a state directory from before ingest keys: issue one now
+            info.ingest_key = asyncio.run(_demo_ingest_key(db_url, info))
+            demo_file.write_text(json.dumps(asdict(info)) + "\n")
+        return info
     return None
+
+
+async def _demo_ingest_key(db_url: str, info: DemoInfo) -> str:
+    from stockade.identity import Scope, create_api_key
+    from stockade.runtime.db import create_engine, session_factory
+
+    engine = create_engine(db_url)
+    try:
+        async with session_factory(engine)() as session:
+            key = await create_api_key(session, info.user, scope=Scope.INGEST.value, project=info.project_id)
+        return key.key
+    finally:
+        await engine.dispose()
 
 
 def ensure_trust_config(state_dir: Path) -> Path:

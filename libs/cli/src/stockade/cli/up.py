@@ -91,7 +91,9 @@ def _seed_demo_content(cfg: StackConfig, demo: DemoInfo) -> None:
         base = f"http://{cfg.host}"
         async with (
             httpx.AsyncClient(base_url=f"{base}:{cfg.prompt_port}", timeout=10) as prompt_api,
-            httpx.AsyncClient(base_url=f"{base}:{cfg.ingest_port}", timeout=10) as ingest,
+            httpx.AsyncClient(
+                base_url=f"{base}:{cfg.ingest_port}", timeout=10, headers={"X-API-Key": demo.ingest_key}
+            ) as ingest,
         ):
             await demo_content.seed_prompts(prompt_api, demo.api_key, demo.project_id, demo.review_project_id)
             await demo_content.seed_runs(ingest, demo.project_id)
@@ -119,6 +121,8 @@ def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
         print(f"  demo project        {demo.project_id}")
         if demo.console_password:
             print(f"  console sign-in     {demo.user} / {demo.console_password}")
+        if demo.ingest_key:  # guardrail-ingest takes run events only with a key of their project
+            print(f"  demo ingest key     STOCKADE_INGEST_KEY={demo.ingest_key}")
         if cfg.demo:
             print(
                 f"  prompts and skills  http://{cfg.host}:{cfg.model_port}/projects (connect the demo API key)"
