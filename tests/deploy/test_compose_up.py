@@ -11,8 +11,8 @@ What it does, as an operator and a user would:
    with ``docker-compose.yml`` and the test override ``tests/deploy/compose/compose.test.yml`` (infrastructure
    images built from Debian and PyPI packages), waits until every container is healthy;
 4. health and readiness of every service (the trust-broker's through NATS with its own user), an agent message
-   delivered through the trust-broker and a forged one refused, a user and an API
-   key made with ``stockade admin`` against the stack's PostgreSQL, console sign-in, a prompt published and read
+   delivered through the trust-broker and a forged one refused, a user, an API key and an ingest key made with
+   ``stockade admin`` against the stack's PostgreSQL, console sign-in, a prompt published and read
    through prompt-api, the event store switched to DynamoDB in the console, a guardrail run flushed by the
    library's sink to guardrail-ingest and found stored;
 5. ``docker-compose down -v``.
@@ -448,6 +448,9 @@ def test_compose_stack_builds_starts_healthy_and_serves_a_user(stack: Stack) -> 
     project = admin(stack, db_url, "project", "create", f"proj-{uuid.uuid4().hex[:6]}", "--org", org)["id"]
     admin(stack, db_url, "member", "add", "--project", project, "--user", email)
     key = admin(stack, db_url, "key", "create", "--user", email, "--scope", "write")["key"]
+    ingest_key = admin(
+        stack, db_url, "key", "create", "--user", email, "--scope", "ingest", "--project", project
+    )["key"]
 
     # publish a prompt and read it back through prompt-api
     prompt_api = urls["prompt-api"]
@@ -489,8 +492,11 @@ def test_compose_stack_builds_starts_healthy_and_serves_a_user(stack: Stack) -> 
         assert time.monotonic() < deadline, "guardrail-ingest did not follow the activation"
         time.sleep(0.5)
 
-    # the guardrails library flushes a run to guardrail-ingest; it is stored in DynamoDB
-    run_id = asyncio.run(flush_run(ingest, project))
+    # the guardrails library flushes a run to guardrail-ingest with the project's ingest key (model-api
+    # verifies it over NATS); it is stored in DynamoDB. Without a key nothing is accepted.
+    anonymous = httpx.post(f"{ingest}/api/v1/guardrails/dynamodb", json={}, timeout=10)
+    assert anonymous.status_code == 401, anonymous.text
+    run_id = asyncio.run(flush_run(ingest, project, ingest_key))
     dynamo_port = stack.published("dynamodb", 8000)
     assert run_id in stored_runs(stack, dynamo_port, deadline_s=60), stack.logs()
 
@@ -529,14 +535,14 @@ async def agent_messages(stack: Stack) -> tuple[Any, Any, list[Any]]:
     return delivered, forged, received
 
 
-async def flush_run(ingest_url: str, project: str) -> str:
+async def flush_run(ingest_url: str, project: str, ingest_key: str) -> str:
     from stockade.guardrails.events import EventKind, GuardrailEvent
     from stockade.guardrails.storage.config import StorageConfig
     from stockade.guardrails.storage.sink import BackendGuardrailSink
     from stockade.guardrails.storage.wire import RunInfo
 
     run_id = f"compose-{uuid.uuid4().hex[:8]}"
-    sink = BackendGuardrailSink(StorageConfig(enabled=True, backend_url=ingest_url))
+    sink = BackendGuardrailSink(StorageConfig(enabled=True, backend_url=ingest_url, api_key=ingest_key))
     events = [GuardrailEvent(kind=EventKind.CHECK, name="pii", action="allow") for _ in range(3)]
     outcome = await sink.send(RunInfo(run_id=run_id, project_id=project), events)
     assert outcome.error is None and outcome.sent == 3, outcome
