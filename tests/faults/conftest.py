@@ -128,7 +128,7 @@ async def flush_through(
                 rest = chunk
                 while rest:
                     outcome = await sink.send(run, rest)
-                    assert outcome.rejected == 0, outcome.error
+                    assert outcome.retryable and outcome.rejected == 0, outcome.error  # refused: fail now
                     rest = rest[outcome.sent :]
                     if rest:
                         await asyncio.sleep(0.2)
