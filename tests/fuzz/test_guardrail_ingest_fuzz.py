@@ -1,5 +1,6 @@
 """schemathesis against guardrail-ingest's OpenAPI (spec 4.3): the real app on a real NATS JetStream server of
-its own, with an ingest key (``ingest.api_key``, sent as X-API-Key like the library's sink does), and a sink
+its own, with the deployment-wide ingest key (``ingest.api_key``, accepted for every project without asking
+model-api; sent as X-API-Key like the library's sink does; per-project keys: tests/e2e/test_ingest_keys.py), and a sink
 worker storing the accepted batches into ClickHouse (chdb or ``CLICKHOUSE_URL``).
 
 ``{db_type}`` is the active store's, so generated batches get past the routing check into validation and
