@@ -17,8 +17,15 @@ import nats
 import pytest
 from pydantic import SecretStr
 
-from stockade.contracts import ActiveDbConfig, DbConfigActivated, subjects
-from stockade.guardrail_ingest.settings import SinkSettings
+from stockade.contracts import (
+    ActiveDbConfig,
+    ApiKeyRevoked,
+    DbConfigActivated,
+    IngestKeyQuery,
+    IngestKeyVerdict,
+    subjects,
+)
+from stockade.guardrail_ingest.settings import IngestSettings, SinkSettings
 from stockade.runtime.streams import ensure_stream
 from stockade.testing.ports import free_port
 
@@ -26,6 +33,69 @@ pytestmark = [pytest.mark.nats, pytest.mark.clickhouse]
 
 CONFIG = Path(__file__).resolve().parents[4] / "deploy" / "nats" / "nats-server.conf"
 NO_AGENTS = "users: []"
+
+
+def deploy_nats(nats_server_factory: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, str]:
+    text = CONFIG.read_text()
+    text = text.replace("include agents.conf", NO_AGENTS).replace("store_dir: /data/jetstream", "")
+    text = text.replace("http: 0.0.0.0:8222", f"http: 127.0.0.1:{free_port()}")
+    password = "pw" + secrets.token_hex(16)  # NATS parses $VAR values: start with a letter
+    for user in ("PROMPT_API", "MODEL_API", "GUARDRAIL_INGEST", "TRUST_BROKER"):
+        monkeypatch.setenv(f"NATS_{user}_PASSWORD", password)
+    return nats_server_factory(text), password
+
+
+async def test_ingest_keys_are_verified_and_revoked_under_the_deploy_grants(
+    nats_server_factory: Any,
+    clickhouse_dsn: str,
+    unique_name: Callable[[str], str],
+    kit: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """guardrail-ingest asks model-api about a key (apikey.cmd.verify_ingest.v1), caches the answer, and drops it
+    on model-api's apikey.revoked.v1: each step needs a grant of deploy/nats."""
+    server, password = deploy_nats(nats_server_factory, monkeypatch)
+    settings = kit.settings(
+        server.url,
+        SinkSettings(kind="clickhouse", url=clickhouse_dsn, table=unique_name("keys")),
+        workers=0,
+        ingest=IngestSettings(auth="keys", key_cache_s=300),
+    )
+    settings.active.follow = False
+    settings.nats.user, settings.nats.password = "guardrail-ingest", SecretStr(password)
+    key = "stk_" + "A" * 12 + secrets.token_hex(19)  # the key format; model-api's answer decides the rest
+    questions: list[IngestKeyQuery] = []
+    revoked: set[str] = set()
+
+    async def answer(msg: Any) -> None:
+        query = IngestKeyQuery.model_validate_json(msg.data)
+        questions.append(query)
+        valid = query.key_id not in revoked
+        reason = "ingest key" if valid else "the key is revoked"
+        verdict = IngestKeyVerdict(valid=valid, reason=reason, key_id=query.key_id, project_id="proj-1")
+        await msg.respond(verdict.model_dump_json().encode())
+
+    model_api = await nats.connect(server.url, user="model-api", password=password)
+    await model_api.subscribe(subjects.APIKEY_CMD_VERIFY_INGEST, queue="model-api", cb=answer)
+    await model_api.flush()
+    sent = {"X-API-Key": key}
+    async with kit.served(settings) as base, httpx.AsyncClient(base_url=base) as client:
+        first = await client.post("/api/v1/guardrails/clickhouse", json=kit.batch_body(2), headers=sent)
+        assert first.status_code == 202, first.text
+        again = await client.post("/api/v1/guardrails/clickhouse", json=kit.batch_body(2), headers=sent)
+        assert again.status_code == 202 and len(questions) == 1  # the second one came from the cache
+        assert questions[0].key_id == "A" * 12 and key not in questions[0].model_dump_json()
+        revoked.add("A" * 12)
+        await model_api.publish(
+            subjects.APIKEY_REVOKED, ApiKeyRevoked(key_id="A" * 12, owner_id="u").to_bytes()
+        )
+
+        async def refused() -> bool:
+            reply = await client.post("/api/v1/guardrails/clickhouse", json=kit.batch_body(1), headers=sent)
+            return reply.status_code == 401
+
+        assert await kit.wait_for(refused, within_s=10)  # the cache (300 s) was dropped by the event
+    await model_api.drain()
 
 
 async def test_service_works_with_its_least_privilege_nats_user(
