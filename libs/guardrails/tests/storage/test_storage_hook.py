@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from pydantic import SecretStr
 
 from stockade.guardrails import GuardrailSystem
 from stockade.guardrails.events import EventKind, GuardrailEvent
@@ -185,6 +186,21 @@ async def test_api_key_header_is_sent(backend) -> None:
     await hook.end_run()
     assert backend.headers[0]["x-api-key"] == "s3cret-key"
     assert "s3cret-key" not in repr(hook.config)
+
+
+async def test_ingest_key_comes_from_stockade_ingest_key_when_not_configured(backend) -> None:
+    cfg = StorageConfig(enabled=True, backend_url=backend.url, **FAST)  # type: ignore[arg-type]
+    from_env = GuardrailsStorageHook(cfg, environ={"STOCKADE_INGEST_KEY": "stk_from_env"})
+    configured = GuardrailsStorageHook(
+        cfg.model_copy(update={"api_key": SecretStr("stk_configured")}),
+        environ={"STOCKADE_INGEST_KEY": "stk_from_env"},
+    )
+    for hook in (from_env, configured):
+        hook.begin_run()
+        hook.record(_event())
+        await hook.end_run()
+    sent = [h["x-api-key"] for h in backend.headers if h.get("x-api-key")]
+    assert sent[0] == "stk_from_env" and sent[-1] == "stk_configured"
 
 
 async def test_disabled_storage_needs_no_server_and_keeps_nothing(dead_url) -> None:
