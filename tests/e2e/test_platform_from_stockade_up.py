@@ -78,7 +78,8 @@ class Platform:
 
     def __init__(self, state_dir: Path, env: dict[str, str], table: str) -> None:
         self.table = table  # guardrail-ingest's table in every store, and the one the console reads
-        self.nats_port, self.prompt_port, self.model_port, self.ingest_port, toxicity = free_ports(5)
+        self.nats_port, self.prompt_port, self.model_port, self.ingest_port, toxicity, trust = free_ports(6)
+        self.trust_port = trust
         self.run_id = f"e2e-{os.getpid()}-{time.monotonic_ns()}"
         argv = [STOCKADE, "up", "--no-demo", "--state-dir", str(state_dir)]
         for option, port in (
@@ -87,6 +88,7 @@ class Platform:
             ("model", self.model_port),
             ("ingest", self.ingest_port),
             ("toxicity", toxicity),
+            ("trust", trust),
         ):
             argv += [f"--{option}-port", str(port)]
         self.proc = subprocess.Popen(
@@ -345,6 +347,8 @@ def test_the_platform_from_stockade_up(platform: Platform, dynamodb_client: Any)
     key = platform.printed("demo API key")[-1]
     project = platform.printed("demo project")[-1]
     assert re.fullmatch(r"stk_\S+", key), key
+    metrics = httpx.get(f"{platform.url(platform.trust_port)}/metrics", timeout=5)  # the port it was given
+    assert metrics.status_code == 200 and "trust" in metrics.text
 
     async def scenario() -> None:
         import nats

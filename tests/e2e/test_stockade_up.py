@@ -53,7 +53,7 @@ def processes_with_marker(run_id: str) -> list[int]:
 class Stack:
     def __init__(self, state_dir: Path) -> None:
         self.state_dir = state_dir
-        self.nats, self.prompt, self.model, self.ingest, self.toxicity = free_ports(5)
+        self.nats, self.prompt, self.model, self.ingest, self.toxicity, self.trust = free_ports(6)
         self.run_id = f"test-{os.getpid()}-{time.monotonic_ns()}"
         self.output: list[str] = []
         self.proc: subprocess.Popen[str] | None = None
@@ -76,6 +76,8 @@ class Stack:
                 str(self.ingest),
                 "--toxicity-port",
                 str(self.toxicity),
+                "--trust-port",
+                str(self.trust),
                 *extra,
             ],
             stdout=subprocess.PIPE,
@@ -169,7 +171,7 @@ def test_demo_key_works_and_data_survives_a_restart(stack):
     assert processes_with_marker(stack.run_id) == []
 
     again = Stack(stack.state_dir)
-    again.nats, again.prompt, again.model, again.ingest, again.toxicity = free_ports(5)
+    again.nats, again.prompt, again.model, again.ingest, again.toxicity, again.trust = free_ports(6)
     try:
         again.start()
         assert key in again.text(), "the demo key of the first run still works and is shown again"
@@ -222,6 +224,8 @@ def test_busy_port_fails_fast_with_advice(stack):
                 str(stack.ingest),
                 "--toxicity-port",
                 str(stack.toxicity),
+                "--trust-port",
+                str(stack.trust),
             ],
             capture_output=True,
             text=True,

@@ -27,6 +27,7 @@ def up(
     model_port: Annotated[int, typer.Option(help="model-api (console) port.")] = 8102,
     ingest_port: Annotated[int, typer.Option(help="guardrail-ingest port.")] = 8103,
     toxicity_port: Annotated[int, typer.Option(help="toxicity-classifier port.")] = 8104,
+    trust_port: Annotated[int, typer.Option(help="trust-broker's /metrics and /healthz port.")] = 8105,
     startup_timeout: Annotated[float, typer.Option(help="Seconds to wait for each part.")] = 60.0,
     demo: Annotated[
         bool,
@@ -46,6 +47,7 @@ def up(
         model_port=model_port,
         ingest_port=ingest_port,
         toxicity_port=toxicity_port,
+        trust_port=trust_port,
         startup_timeout_s=startup_timeout,
         demo=demo,
     )

@@ -30,6 +30,7 @@ class StackConfig:
     model_port: int = 8102
     ingest_port: int = 8103
     toxicity_port: int = 8104
+    trust_port: int = 8105  # trust-broker's /metrics and /healthz (it serves agents over NATS)
     startup_timeout_s: float = 60.0
     demo: bool = True  # seed sample prompts, a skill and guardrail runs on the first start (--no-demo: off)
     # Project the audit trail files trust rejections under (they name none): the demo project, once known.
@@ -104,6 +105,7 @@ def port_free(host: str, port: int) -> bool:
 
 def check_ports(cfg: StackConfig) -> None:
     wanted = {"nats": cfg.nats_port, **{n: p for n, (_, _, p) in cfg.http_services().items()}}
+    wanted["trust-broker"] = cfg.trust_port
     busy = [f"{name} port {port}" for name, port in wanted.items() if port and not port_free(cfg.host, port)]
     if busy:
         raise StartupError(
@@ -170,7 +172,9 @@ async def _wait_nats(cfg: StackConfig, child: Child) -> None:
 
 def start_service(cfg: StackConfig, name: str) -> Child:
     if name == "trust-broker":
-        env = child_env(cfg, "TRUST_BROKER_")
+        # Host and port together: an HTTP__HOST alone replaces the broker's http default (port 8105) with
+        # HttpSettings' own (8000), a port other programs often hold.
+        env = child_env(cfg, "TRUST_BROKER_", cfg.trust_port)
         env["TRUST_BROKER_CONFIG_PATH"] = str(ensure_trust_config(cfg.state_dir))
         return spawn(
             name,

@@ -113,7 +113,10 @@ def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
     print("\nStockade is up.", flush=True)
     for name, (_, _, port) in cfg.http_services().items():
         print(f"  {name:<19} http://{cfg.host}:{port}")
-    print(f"  {'trust-broker':<19} {cfg.nats_url} (publish to trust.submit.<receiver>)")
+    print(
+        f"  {'trust-broker':<19} {cfg.nats_url} (publish to trust.submit.<receiver>; "
+        f"metrics http://{cfg.host}:{cfg.trust_port}/metrics)"
+    )
     print(f"  {'console':<19} http://{cfg.host}:{cfg.model_port}/")
     print(f"  {'guardrails config':<19} {cfg.guardrails_config_path} (toxicity check -> {cfg.toxicity_url})")
     if demo:
