@@ -189,3 +189,42 @@ def test_ingest_key_is_bound_to_a_project_of_its_owner_and_opens_nothing_else(db
     assert "no longer a member" in _in_db(db_url, lambda s: verify_ingest_key(s, key["id"], digest)).reason
     one(db_url, "key", "revoke", key["id"])
     assert _in_db(db_url, lambda s: verify_ingest_key(s, key["id"], digest)).reason == "the key is revoked"
+
+
+@pytest.mark.nats
+def test_key_revoke_announces_the_revocation_once(tmp_path, nats_server_factory):
+    import nats
+
+    from stockade.contracts import ApiKeyRevoked, subjects
+    from stockade.runtime.streams import ensure_stream
+
+    db_url = f"sqlite+aiosqlite:///{tmp_path}/admin.db"
+    url = str(nats_server_factory().url)
+
+    async def identity_stream(read: bool) -> list[ApiKeyRevoked]:
+        nc = await nats.connect(url)
+        try:
+            js = nc.jetstream()
+            await ensure_stream(js, "IDENTITY", list(subjects.STREAMS["IDENTITY"]))
+            if not read:
+                return []
+            count = (await js.stream_info("IDENTITY")).state.messages
+            return [
+                ApiKeyRevoked.model_validate_json((await js.get_msg("IDENTITY", seq)).data)
+                for seq in range(1, count + 1)
+            ]
+        finally:
+            await nc.close()
+
+    asyncio.run(identity_stream(read=False))
+    user = one(db_url, "user", "create", "dev@example.com")
+    key = one(db_url, "key", "create", "--user", "dev@example.com")
+    assert one(db_url, "key", "revoke", key["id"], "--nats-url", url)["announced"] is True
+    assert one(db_url, "key", "revoke", key["id"], "--nats-url", url)["announced"] is True  # same event again
+    events = asyncio.run(identity_stream(read=True))
+    assert [(e.key_id, e.owner_id) for e in events] == [(key["id"], user["id"])]  # stored once
+
+    other = one(db_url, "key", "create", "--user", "dev@example.com")
+    away = run(db_url, "key", "revoke", other["id"], "--nats-url", "nats://127.0.0.1:1", "--json")
+    assert json.loads(away.stdout.strip().splitlines()[-1])["announced"] is False
+    assert "not published" in away.output

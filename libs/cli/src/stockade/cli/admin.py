@@ -20,6 +20,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade import identity
+from stockade.cli import revocation
 from stockade.cli.dead_letters import app as dead_letters_app
 from stockade.identity.migrate import upgrade
 from stockade.runtime import create_engine, session_factory
@@ -274,7 +275,22 @@ def key_list(ctx: typer.Context, user: UserOpt, as_json: JsonOpt = False) -> Non
 
 
 @key_app.command("revoke")
-def key_revoke(ctx: typer.Context, key_id: str, as_json: JsonOpt = False) -> None:
-    """Revoke a key by id; it fails on every endpoint from the next request on."""
+def key_revoke(
+    ctx: typer.Context,
+    key_id: str,
+    as_json: JsonOpt = False,
+    announce: revocation.AnnounceOpt = True,
+    nats_url: revocation.UrlOpt = None,
+    nats_user: revocation.UserOpt = None,
+    nats_password: revocation.PasswordOpt = None,
+) -> None:
+    """Revoke a key by id; it fails on every endpoint from the next request on (guardrail-ingest: once the
+    announced apikey.revoked.v1 reaches it, else when its key cache expires)."""
     key = _run(ctx, lambda s: identity.revoke_api_key(s, key_id))
-    _emit(ctx, as_json, {"id": key.id, "revoked_at": key.revoked_at}, f"key {key.id} revoked")
+    announced = announce and revocation.announce_or_warn(key, nats_url, nats_user, nats_password)
+    _emit(
+        ctx,
+        as_json,
+        {"id": key.id, "revoked_at": key.revoked_at, "announced": announced},
+        f"key {key.id} revoked",
+    )
