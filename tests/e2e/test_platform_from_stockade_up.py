@@ -18,6 +18,8 @@ The second store is the test plugin's DynamoDB (moto): the embedded stack's own 
 only may open, and no second embedded store exists. ``stockade up`` passes the environment on to its services, so
 the test gives guardrail-ingest (``GUARDRAIL_INGEST_SINK__DYNAMODB_URL``) and model-api
 (``MODEL_API_RUNS__DYNAMODB_URL``) the endpoint, the way a deployment names each store's connection settings.
+Trust rejections name no project: ``stockade up`` files them under the demo project (``AUDIT__PROJECT_ID``). The
+agent's sink sends guardrail-ingest's deployment-wide key (``INGEST__API_KEY``, set in the same environment).
 """
 
 from __future__ import annotations
