@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 # The API key format of stockade.identity (stk_ + 12-character key id + secret + checksum, 54 base62
 # characters); anything else is refused here without a question on the bus.
 _PREFIX, _ID_LEN, _KEY_LEN = "stk_", 12, 54
+_CACHE_PRUNE_AT = 4096
 
 
 class KeyRejected(Exception):
@@ -143,5 +144,8 @@ class IngestKeyVerifier:
         if self._revoked.get(key_id, -1.0) >= asked:  # revoked while the answer was on its way
             raise KeyRejected("invalid X-API-Key: the key is revoked")
         principal = IngestPrincipal(key_id=key_id, project_id=verdict.project_id)
-        self._cache[digest] = (principal, time.monotonic() + self.settings.key_cache_s)
+        now = time.monotonic()
+        if len(self._cache) >= _CACHE_PRUNE_AT:  # only valid keys are cached: expired ones are the garbage
+            self._cache = {d: entry for d, entry in self._cache.items() if entry[1] > now}
+        self._cache[digest] = (principal, now + self.settings.key_cache_s)
         return principal
