@@ -56,3 +56,31 @@ async def test_api_keys_page_shows_the_plaintext_once_and_revokes_only_own_keys(
     assert revoked.status_code == 303
     async with console.sessions() as s:
         assert (await list_api_keys(s, console.email))[0].revoked_at is not None
+
+
+async def test_an_ingest_key_is_made_for_a_project_of_the_signed_in_user(console, client, unique_name):
+    from stockade.identity import add_project_member, create_organisation, create_project
+
+    async with console.sessions() as s:
+        org = await create_organisation(s, unique_name("org"))
+        mine = await create_project(s, org.id, "agents")
+        other = await create_project(s, org.id, "elsewhere")
+        await add_project_member(s, mine.id, console.email)
+    token = await csrf(client)
+    page = await client.get("/api-keys")
+    assert "Create an ingest key" in page.text
+    created = await client.post(
+        "/api-keys", data={"csrf_token": token, "scope": "ingest", "project": mine.id}
+    )
+    assert created.status_code == 201, created.text
+    assert re.search(r'id="new-key-value">(stk_[0-9A-Za-z]+)<', created.text)
+    async with console.sessions() as s:
+        key = (await list_api_keys(s, console.email))[-1]
+    assert (key.scope, key.project_id) == ("ingest", mine.id)
+    assert f"project {mine.id}" in (await client.get("/api-keys")).text
+    outside = await client.post(
+        "/api-keys", data={"csrf_token": token, "scope": "ingest", "project": other.id}
+    )
+    assert outside.status_code == 422 and "not a member" in outside.text
+    no_project = await client.post("/api-keys", data={"csrf_token": token, "scope": "ingest"})
+    assert no_project.status_code == 422 and "needs a project" in no_project.text
