@@ -59,6 +59,7 @@ async def test_every_failure_is_the_same_404_byte_for_byte(client, world, sessio
         outsider_key = (await identity.create_api_key(s, outsider.id, scope="write")).key
         revoked = await identity.create_api_key(s, world.alice.id, scope="read")
         await identity.revoke_api_key(s, revoked.id)
+        ingest = await identity.create_api_key(s, world.alice.id, scope="ingest", project=world.direct.id)
     good = {"api_key": world.write_key, "project_id": world.direct.id, "prompt_name": "greeting"}
     forged_body = "stk_" + world.write_key_id + "B" * 32
     failures = [
@@ -70,6 +71,7 @@ async def test_every_failure_is_the_same_404_byte_for_byte(client, world, sessio
         {**good, "api_key": forged_body + keys.checksum(forged_body)},  # right id, wrong secret
         {**good, "api_key": keys.generate_key().plaintext},  # unknown key
         {**good, "api_key": revoked.key},  # revoked
+        {**good, "api_key": ingest.key},  # an ingest key: it opens guardrail-ingest only
         {**good, "project_id": "no-such-project"},  # unknown project
         {**good, "prompt_name": "no-such-prompt"},  # unknown prompt
         {**good, "api_key": outsider_key},  # owner not in the organisation
@@ -89,6 +91,17 @@ async def test_every_failure_is_the_same_404_byte_for_byte(client, world, sessio
         PATH, params={k: v for k, v in good.items() if k != "api_key"}, headers={"X-API-Key": world.write_key}
     )
     assert r.status_code == 404
+
+
+async def test_an_ingest_key_opens_no_prompt_endpoint(client, world, sessions):
+    await _publish(client, world.write_key, world.direct.id)
+    async with sessions() as s:
+        ingest = await identity.create_api_key(s, world.alice.id, scope="ingest", project=world.direct.id)
+    headers = {"X-API-Key": ingest.key}
+    listing = await client.get("/prompts", params={"project_id": world.direct.id}, headers=headers)
+    assert listing.status_code == 401, listing.text
+    body = {"project_id": world.direct.id, "prompt_name": "greeting", "content": "pwned"}
+    assert (await client.post(PATH, headers=headers, json=body)).status_code == 401
 
 
 async def test_revocation_and_leaving_the_organisation_apply_on_the_next_request(client, world, sessions):

@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from sqlalchemy import and_, bindparam, select
+from sqlalchemy import and_, bindparam, or_, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -66,7 +66,9 @@ _READ_ACTIVE = (
         PromptVersion,
         and_(PromptVersion.prompt_id == Prompt.id, PromptVersion.version == Prompt.active_version),
     )
-    .outerjoin(ApiKey, ApiKey.id == bindparam("key_id"))
+    .outerjoin(  # an ingest key opens guardrail-ingest only: here it is no key at all
+        ApiKey, and_(ApiKey.id == bindparam("key_id"), or_(ApiKey.scope.is_(None), ApiKey.scope != "ingest"))
+    )
     .outerjoin(
         OrganisationMember,
         and_(

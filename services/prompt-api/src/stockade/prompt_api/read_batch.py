@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import asyncpg
 
 # $1 key ids, $2 project ids, $3 prompt names (text arrays of equal length); ``i`` numbers the requests from 1.
+# An ingest key (scope ingest: guardrail-ingest only) finds no key row, so it fails like an unknown key.
 READ_ACTIVE_BATCH_SQL = """
 SELECT t.i, v.version, v.content::text AS content, v.config::text AS config, v.sha256, v.commit_message,
        v.published_at, v.published_by, k.key_hash, k.revoked_at, m.user_id AS member
@@ -23,7 +24,7 @@ FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(key_id, pro
 JOIN projects AS p ON p.id = t.project_id
 JOIN prompts AS pr ON pr.project_id = p.id AND pr.name = t.prompt_name
 JOIN prompt_versions AS v ON v.prompt_id = pr.id AND v.version = pr.active_version
-LEFT OUTER JOIN api_keys AS k ON k.id = t.key_id
+LEFT OUTER JOIN api_keys AS k ON k.id = t.key_id AND k.scope IS DISTINCT FROM 'ingest'
 LEFT OUTER JOIN organisation_members AS m ON m.organisation_id = p.organisation_id AND m.user_id = k.owner_id
 """
 
