@@ -4,7 +4,8 @@ guardrail-ingest has no database. A presented key is hashed (SHA-256, the form t
 key owner, model-api, is asked on ``apikey.cmd.verify_ingest.v1``; the plaintext never goes on the bus. A valid
 answer is cached for ``ingest.key_cache_s`` (the hot path is one dict look-up) and dropped at once when
 ``apikey.revoked.v1`` names the key, so a revocation in the console stops the key within the event's delivery
-time. Invalid answers are not cached (a key created a moment ago works at once). Concurrent requests with the
+time (after a NATS reconnection, when an event may have been missed, the cache starts empty). Invalid answers
+are not cached (a key created a moment ago works at once). Concurrent requests with the
 same uncached key share one question. When model-api does not answer, the request fails closed
 (:class:`VerifierUnavailable`, 503; the library retries).
 
@@ -72,6 +73,7 @@ class IngestKeyVerifier:
         self._cache: dict[str, tuple[IngestPrincipal, float]] = {}  # key hash -> (principal, expiry)
         self._asking: dict[str, asyncio.Future[IngestPrincipal]] = {}
         self._revoked: dict[str, float] = {}  # key id -> when its revocation arrived (an answer racing it)
+        self._reconnects = 0  # NATS reconnections seen: a revocation event may have been missed during one
         self._sub: Subscription | None = None
 
     async def start(self, nc: Client) -> None:
@@ -111,6 +113,10 @@ class IngestKeyVerifier:
         if key_id is None:
             raise KeyRejected("invalid X-API-Key: not a Stockade key")
         digest = hashlib.sha256(presented.encode()).hexdigest()
+        reconnects = self.nc.stats["reconnects"] if self.nc is not None else 0
+        if reconnects != self._reconnects:  # revocations may have passed while we were away: ask again
+            self._cache.clear()
+            self._reconnects = reconnects
         cached = self._cache.get(digest)
         if cached is not None and cached[1] > time.monotonic():
             return cached[0]

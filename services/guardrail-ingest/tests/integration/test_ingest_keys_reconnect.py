@@ -1,0 +1,61 @@
+"""A revocation published while guardrail-ingest was away from NATS is not lost: after a reconnection the key
+cache starts empty, so the next request asks model-api again (here a responder on its own connection)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlparse
+
+import nats
+import pytest
+
+from stockade.contracts import IngestKeyQuery, IngestKeyVerdict, subjects
+from stockade.guardrail_ingest.ingest_keys import IngestKeyVerifier, VerifierUnavailable
+from stockade.guardrail_ingest.settings import IngestSettings
+
+pytestmark = [pytest.mark.nats]
+KEY = "stk_" + "B" * 50
+
+
+async def test_the_key_cache_starts_empty_after_a_nats_reconnection(
+    nats_server_factory: Any, kit: Any
+) -> None:
+    server = nats_server_factory()
+    port = urlparse(str(server.url)).port
+    options = {"reconnect_time_wait": 0.1, "max_reconnect_attempts": -1}
+    ingest_nc = await nats.connect(str(server.url), **options)
+    owner_nc = await nats.connect(str(server.url), **options)
+    questions: list[str] = []
+
+    async def answer(msg: Any) -> None:
+        query = IngestKeyQuery.model_validate_json(msg.data)
+        questions.append(query.key_id)
+        verdict = IngestKeyVerdict(valid=True, reason="ingest key", key_id=query.key_id, project_id="p-1")
+        await msg.respond(verdict.model_dump_json().encode())
+
+    await owner_nc.subscribe(subjects.APIKEY_CMD_VERIFY_INGEST, cb=answer)
+    await owner_nc.flush()
+    verifier = IngestKeyVerifier(IngestSettings(key_cache_s=300, key_verify_timeout_s=0.5))
+    await verifier.start(ingest_nc)
+    try:
+        assert (await verifier.verify(KEY)).project_id == "p-1"
+        assert (await verifier.verify(KEY)).project_id == "p-1" and len(questions) == 1  # cached
+
+        server.stop()  # the server is gone for a moment (events published meanwhile would be missed)
+        nats_server_factory(port=port)
+
+        async def asked_again() -> bool:
+            if not (ingest_nc.is_connected and owner_nc.is_connected):
+                return False
+            try:
+                await verifier.verify(KEY)
+            except VerifierUnavailable:  # the owner's subscription is not back yet
+                return False
+            return len(questions) == 2
+
+        assert await kit.wait_for(asked_again, within_s=15)
+        assert ingest_nc.stats["reconnects"] >= 1
+    finally:
+        await verifier.stop()
+        await ingest_nc.close()
+        await owner_nc.close()
