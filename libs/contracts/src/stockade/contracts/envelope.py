@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from stockade.contracts import subjects
+from stockade.contracts.headers import MSG_ID, SCHEMA_VERSION
 
 
 def _now() -> datetime:
@@ -38,7 +39,7 @@ class EventEnvelope(BaseModel):
 
     def headers(self) -> dict[str, str]:
         """NATS headers for publishing: JetStream dedupes on ``Nats-Msg-Id``."""
-        return {"Nats-Msg-Id": str(self.event_id), "Stockade-Schema-Version": str(self.schema_version)}
+        return {MSG_ID: str(self.event_id), SCHEMA_VERSION: str(self.schema_version)}
 
     def to_bytes(self) -> bytes:
         return self.model_dump_json().encode()

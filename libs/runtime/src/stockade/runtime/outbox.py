@@ -31,12 +31,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
 from stockade.contracts import EventEnvelope
-from stockade.contracts.subjects import STREAMS, stream_for
+from stockade.contracts.jetstream import ensure_stream
+from stockade.contracts.streams import stream_spec_for
 from stockade.runtime import tracing
 from stockade.runtime.db_types import UtcDateTime, utcnow
 from stockade.runtime.metrics import OUTBOX_FAILURES, OUTBOX_PENDING, OUTBOX_PUBLISHED
 from stockade.runtime.settings import OutboxSettings
-from stockade.runtime.streams import ensure_stream
 
 log = logging.getLogger(__name__)
 
@@ -276,13 +276,11 @@ class OutboxRelay:
             await self.pending()
 
     async def _ensure_stream(self, js: JetStreamContext, subject: str) -> None:
-        name = stream_for(subject)
-        if name in self._streams_ready:
+        spec = stream_spec_for(subject)
+        if spec.name in self._streams_ready:
             return
-        await ensure_stream(
-            js, name, list(STREAMS[name]), replicas=self._replicas
-        )  # with byte and age limits
-        self._streams_ready.add(name)
+        await ensure_stream(js, spec, replicas=self._replicas)  # with byte and age limits
+        self._streams_ready.add(spec.name)
 
     async def _mark_sent(self, event_id: str) -> None:
         await self._update(event_id, {"sent_at": utcnow()})

@@ -29,12 +29,13 @@ from opentelemetry import propagate, trace
 from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, SpanKind, TraceFlags
 
+from stockade.contracts.headers import TRACEPARENT
+
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
 log = logging.getLogger(__name__)
 
-TRACEPARENT = "traceparent"
 _Headers = TypeVar("_Headers", bound=MutableMapping[str, str])
 _configured: str | None = None
 _exporting = False

@@ -27,10 +27,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
+from stockade.contracts.ingest_wire import DB_TYPES, BatchAccepted, DbTypeReply, GuardrailBatch
 from stockade.guardrail_ingest.deps import IngestDep
 from stockade.guardrail_ingest.ingest import EventTooLargeError, QueueUnavailableError
 from stockade.guardrail_ingest.ingest_keys import IngestPrincipal, KeyRejected, VerifierUnavailable
-from stockade.guardrails.storage.wire import DB_TYPES, BatchAccepted, DbTypeReply, GuardrailBatch
 from stockade.runtime.errors import error_response, error_responses
 from stockade.runtime.storable import unstorable_at
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from stockade.contracts.ingest_wire import BatchAccepted, GuardrailBatch
 from stockade.guardrail_ingest.active_store import ActiveStore
 from stockade.guardrail_ingest.batching import EventTooLargeError, message_limit, split_batch
 from stockade.guardrail_ingest.ingest_keys import IngestKeyVerifier
@@ -15,7 +16,6 @@ from stockade.guardrail_ingest.records import batch_id, to_records
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
 from stockade.guardrail_ingest.sinks.router import Stores
 from stockade.guardrail_ingest.worker import WorkerStats
-from stockade.guardrails.storage.wire import BatchAccepted, GuardrailBatch
 
 
 class QueueUnavailableError(RuntimeError):

@@ -3,32 +3,32 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js.api import RetentionPolicy
 
-from stockade.contracts import GuardrailEventsReceived
-from stockade.contracts.limits import StreamLimits
+from stockade.contracts import GuardrailEventsReceived, subjects
+from stockade.contracts.jetstream import ensure_stream as contracts_ensure_stream
+from stockade.contracts.streams import stream_spec_for
 from stockade.guardrail_ingest.settings import StreamSettings
-from stockade.runtime.streams import ensure_stream as ensure_stream_with_limits
 from stockade.runtime.tracing import inject
 
 log = logging.getLogger(__name__)
 
 
 async def ensure_stream(js: JetStreamContext, settings: StreamSettings, replicas: int = 1) -> None:
-    """Create the events stream (a work queue) and the dead-letter stream with their limits if missing; give an
-    existing one a byte or age limit it lacks (stockade.runtime.streams); ``replicas`` copies of each."""
-    events = await ensure_stream_with_limits(
-        js,
-        settings.stream,
-        [settings.subject],
-        limits=StreamLimits(settings.max_bytes, settings.max_age_s, "new"),
-        retention=RetentionPolicy.WORK_QUEUE,
+    """Create the events stream (a work queue) and the dead-letter stream of stockade.contracts.streams, with the
+    names, subjects, limits and duplicate window of ``settings``, if missing; give an existing one a byte or age
+    limit it lacks (stockade.contracts.jetstream); ``replicas`` copies of each."""
+    events_spec = replace(
+        stream_spec_for(subjects.GUARDRAIL_EVENTS).with_limits(settings.max_bytes, settings.max_age_s),
+        name=settings.stream,
+        subjects=(settings.subject,),
         duplicate_window_s=settings.duplicate_window_s,
-        replicas=replicas,
     )
+    events = await contracts_ensure_stream(js, events_spec, replicas=replicas)
     if events.config.retention != RetentionPolicy.WORK_QUEUE:
         log.warning(
             "stream %s keeps stored batches until max_age (retention %s, made by an older release); recreate it "
@@ -36,14 +36,15 @@ async def ensure_stream(js: JetStreamContext, settings: StreamSettings, replicas
             settings.stream,
             events.config.retention,
         )
-    await ensure_stream_with_limits(
-        js,
-        settings.dead_letter_stream,
-        [settings.dead_letter_subject],
-        limits=StreamLimits(settings.dead_letter_max_bytes, settings.dead_letter_max_age_s, "new"),
+    dead_spec = replace(
+        stream_spec_for(subjects.GUARDRAIL_DEAD_LETTERED).with_limits(
+            settings.dead_letter_max_bytes, settings.dead_letter_max_age_s
+        ),
+        name=settings.dead_letter_stream,
+        subjects=(settings.dead_letter_subject,),
         duplicate_window_s=settings.duplicate_window_s,
-        replicas=replicas,
     )
+    await contracts_ensure_stream(js, dead_spec, replicas=replicas)
 
 
 async def publish_batch(

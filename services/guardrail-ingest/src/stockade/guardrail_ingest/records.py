@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from stockade.guardrails.storage.wire import GuardrailBatch
+from stockade.contracts.ingest_wire import GuardrailBatch
 
 _BATCH_NAMESPACE = uuid.UUID("5b0f3f8e-55a4-4c8e-9d0c-6f1d8f6b7a01")
 

@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field
 from pydantic_settings import SettingsConfigDict
 
 from stockade.contracts import subjects
+from stockade.contracts.ingest_wire import MAX_EVENTS_PER_BATCH
 from stockade.contracts.limits import STREAM_LIMITS
-from stockade.guardrails.storage.wire import MAX_EVENTS_PER_BATCH
+from stockade.contracts.streams import GUARDRAIL_DUPLICATE_WINDOW_S
 from stockade.runtime.settings import HttpSettings, ServiceSettings
 
 _EVENTS = STREAM_LIMITS[subjects.stream_for(subjects.GUARDRAIL_EVENTS)]
@@ -164,7 +165,9 @@ class StreamSettings(BaseModel):
     stream: str = Field(default=subjects.stream_for(subjects.GUARDRAIL_EVENTS), description="Stream name.")
     subject: str = Field(default=subjects.GUARDRAIL_EVENTS, description="Subject of accepted batches.")
     duplicate_window_s: float = Field(
-        default=120.0, gt=0, description="How long JetStream remembers a batch id (Nats-Msg-Id) for dedupe."
+        default=GUARDRAIL_DUPLICATE_WINDOW_S,
+        gt=0,
+        description="How long JetStream remembers a batch id (Nats-Msg-Id) for dedupe.",
     )
     max_age_s: float = Field(
         default=_EVENTS.max_age_s,

@@ -21,12 +21,12 @@ from faststream.nats import NatsBroker, NatsUserPassword
 from nats.aio.msg import Msg
 
 from stockade.contracts import subjects
-from stockade.contracts.limits import StreamLimits
+from stockade.contracts.jetstream import ensure_stream
+from stockade.contracts.streams import stream_spec_for
 from stockade.guardrails.trust import InMemoryNonceStore, JetStreamNonceStore, NonceStore
 from stockade.runtime.logging import configure_logging
 from stockade.runtime.metrics import MetricsServer
 from stockade.runtime.nats import install_stop_signals
-from stockade.runtime.streams import ensure_stream
 from stockade.runtime.tracing import configure_tracing, consumer_span, inject
 from stockade.trust_broker.dispatch import ConcurrentSubscription
 from stockade.trust_broker.metrics import count_decision
@@ -159,13 +159,10 @@ class TrustBrokerApp:
     async def _ensure_stream(self) -> None:
         """The TRUST stream keeps trust.rejected.v1 (events are durable; Nats-Msg-Id dedupes retries)."""
         js = self.broker.connection.jetstream()
-        limits = StreamLimits(
-            self.settings.rejected_stream_max_bytes, self.settings.rejected_stream_max_age_s, "old"
+        spec = stream_spec_for(subjects.TRUST_REJECTED).with_limits(
+            self.settings.rejected_stream_max_bytes, self.settings.rejected_stream_max_age_s
         )
-        stream = subjects.stream_for(subjects.TRUST_REJECTED)
-        await ensure_stream(
-            js, stream, [subjects.TRUST_REJECTED], limits=limits, replicas=self.settings.nats.stream_replicas
-        )
+        await ensure_stream(js, spec, replicas=self.settings.nats.stream_replicas)
 
 
 def create_app(settings: TrustBrokerSettings) -> TrustBrokerApp:

@@ -4,13 +4,7 @@
 ``BackendGuardrailSink`` to guardrail-ingest. Everything here works with no server while storage is disabled.
 """
 
-from stockade.guardrails.events import TeeRecorder
-from stockade.guardrails.storage.config import StorageConfig
-from stockade.guardrails.storage.context import ENV_VARS, RunLinks
-from stockade.guardrails.storage.hook import GuardrailsStorageHook
-from stockade.guardrails.storage.result import FlushResult, FlushStatus, SendOutcome
-from stockade.guardrails.storage.sink import BackendGuardrailSink
-from stockade.guardrails.storage.wire import (
+from stockade.contracts.ingest_wire import (
     DB_TYPES,
     MAX_EVENTS_PER_BATCH,
     BatchAccepted,
@@ -19,6 +13,12 @@ from stockade.guardrails.storage.wire import (
     RunInfo,
     WireEvent,
 )
+from stockade.guardrails.events import TeeRecorder
+from stockade.guardrails.storage.config import StorageConfig
+from stockade.guardrails.storage.context import ENV_VARS, RunLinks
+from stockade.guardrails.storage.hook import GuardrailsStorageHook
+from stockade.guardrails.storage.result import FlushResult, FlushStatus, SendOutcome
+from stockade.guardrails.storage.sink import BackendGuardrailSink
 
 __all__ = [
     "DB_TYPES",

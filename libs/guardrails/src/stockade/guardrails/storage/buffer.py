@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from stockade.contracts.ingest_wire import RunInfo
 from stockade.guardrails.events import GuardrailEvent
 from stockade.guardrails.storage.context import RunLinks
-from stockade.guardrails.storage.wire import RunInfo
 
 
 @dataclass

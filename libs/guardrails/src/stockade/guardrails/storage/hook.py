@@ -20,13 +20,13 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
+from stockade.contracts.ingest_wire import RunInfo
 from stockade.guardrails.events import GuardrailEvent
 from stockade.guardrails.storage.buffer import BufferedRun
 from stockade.guardrails.storage.config import StorageConfig
 from stockade.guardrails.storage.context import RunLinks
 from stockade.guardrails.storage.result import FlushResult, FlushStatus
 from stockade.guardrails.storage.sink import BackendGuardrailSink
-from stockade.guardrails.storage.wire import RunInfo
 
 log = logging.getLogger(__name__)
 

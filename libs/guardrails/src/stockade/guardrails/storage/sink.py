@@ -21,10 +21,10 @@ from typing import Any
 
 import httpx
 
+from stockade.contracts.ingest_wire import DB_TYPES, RunInfo
 from stockade.guardrails.events import GuardrailEvent
 from stockade.guardrails.storage.config import StorageConfig
 from stockade.guardrails.storage.result import SendOutcome
-from stockade.guardrails.storage.wire import DB_TYPES, RunInfo
 
 log = logging.getLogger(__name__)
 

@@ -30,6 +30,9 @@ import json
 import secrets
 from typing import TYPE_CHECKING, Any
 
+from stockade.contracts import headers
+from stockade.contracts.streams import BUCKETS, BucketSpec
+from stockade.contracts.subjects import KV_TRUST_NONCES
 from stockade.guardrails.errors import AttestationError, ConfigError
 from stockade.guardrails.extras import require
 
@@ -39,9 +42,9 @@ if TYPE_CHECKING:
     from nats.js.client import JetStreamContext
     from nats.js.kv import KeyValue
 
-NONCE_BUCKET_MAX_BYTES = 1024 * 1024 * 1024
+NONCE_BUCKET_MAX_BYTES = BUCKETS[KV_TRUST_NONCES].max_bytes
 """Default size bound of a new nonce bucket: about five million nonces of ~200 bytes."""
-_EXPECT_NEW_KEY = {"Nats-Expected-Last-Subject-Sequence": "0"}
+_EXPECT_NEW_KEY = {headers.EXPECTED_LAST_SUBJECT_SEQUENCE: "0"}
 _WRONG_LAST_SEQUENCE = (10071, 10164)  # JSStreamWrongLastSequenceErrF, JSStreamWrongLastSequenceConstantErr
 
 
@@ -79,24 +82,11 @@ class JetStreamNonceStore:
         An existing bucket whose TTL is shorter than ``retention_s`` (or unlimited) is refused with ConfigError:
         nonces would be forgotten while their messages are still fresh, or kept forever.
         """
-        api: Any = require("nats.js.api", extra="nats", feature="JetStreamNonceStore")
-        errors: Any = require("nats.js.errors", extra="nats", feature="JetStreamNonceStore")
-        try:
-            kv = await js.key_value(bucket)
-        except errors.BucketNotFoundError:
-            storage = api.StorageType.MEMORY if memory else api.StorageType.FILE
-            config = api.KeyValueConfig(
-                bucket=bucket,
-                history=1,
-                ttl=retention_s,
-                storage=storage,
-                max_bytes=max_bytes,
-                replicas=replicas,
-            )
-            try:
-                kv = await js.create_key_value(config=config)
-            except errors.BadRequestError:  # created concurrently by another replica
-                kv = await js.key_value(bucket)
+        require("nats.js.api", extra="nats", feature="JetStreamNonceStore")
+        from stockade.contracts.jetstream import ensure_bucket
+
+        spec = BucketSpec(bucket, max_bytes)
+        kv = await ensure_bucket(js, spec, ttl_s=retention_s, replicas=replicas, memory=memory)
         status = await kv.status()
         ttl = status.ttl
         if not ttl or ttl < retention_s:

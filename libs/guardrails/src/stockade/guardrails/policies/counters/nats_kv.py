@@ -23,6 +23,7 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from stockade.contracts.streams import BUCKETS, BucketSpec
 from stockade.contracts.subjects import KV_RATE_LIMITS
 from stockade.guardrails.errors import CheckUnavailableError
 from stockade.guardrails.extras import require
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from nats.js.kv import KeyValue
 
 DEFAULT_TTL_S = 86400.0
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_BYTES = BUCKETS[KV_RATE_LIMITS].max_bytes
 DEFAULT_TIMEOUT_S = 2.0
 log = logging.getLogger(__name__)
 
@@ -84,12 +85,10 @@ class NatsKVCounterStore:
         js: Any, bucket: str, ttl_seconds: float = DEFAULT_TTL_S, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> KeyValue:
         """Bind to ``bucket``, creating it (bucket-level TTL, a byte limit) when it does not exist."""
-        nats_js = require("nats.js", extra="nats", feature="the NATS rate-limit backend")
-        try:
-            kv: KeyValue = await js.key_value(bucket)
-        except nats_js.errors.BucketNotFoundError:
-            kv = await js.create_key_value(bucket=bucket, ttl=ttl_seconds, history=1, max_bytes=max_bytes)
-        return kv
+        require("nats.js", extra="nats", feature="the NATS rate-limit backend")
+        from stockade.contracts.jetstream import ensure_bucket
+
+        return await ensure_bucket(js, BucketSpec(bucket, max_bytes), ttl_s=ttl_seconds)
 
     async def _bucket(self) -> KeyValue:
         async with self._connect_lock:
