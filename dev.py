@@ -207,15 +207,24 @@ def ensure_browser() -> None:
 
 def ensure_containers() -> None:
     """Debian's docker.io, docker-compose and mmdebstrap for the compose test (tests/deploy/test_compose_up.py),
-    which starts a private dockerd and builds its base images from Debian packages (no registry is needed)."""
-    tools = {"dockerd": "docker.io", "docker-compose": "docker-compose", "mmdebstrap": "mmdebstrap"}
+    which starts a private dockerd and builds its base images from Debian packages (no registry is needed), and
+    podman for the Kubernetes pod smoke run (tests/deploy/test_k8s_podman.py, ``podman kube play``)."""
+    tools = {
+        "dockerd": "docker.io",
+        "docker-compose": "docker-compose",
+        "mmdebstrap": "mmdebstrap",
+        "podman": "podman",
+        "catatonit": "catatonit",  # the pause process of podman's pods (a Recommends of podman)
+    }
     missing = [
         package for tool, package in tools.items() if not shutil.which(tool, path="/usr/bin:/usr/sbin")
     ]
     if not missing:
         return
-    if not _apt_install(["--no-install-recommends", *missing], "for the docker-compose test"):
-        print("    docker.io / docker-compose / mmdebstrap not found: the compose test will be skipped.")
+    if not _apt_install(["--no-install-recommends", *missing], "for the container tests"):
+        print(
+            "    docker.io / docker-compose / mmdebstrap / podman not found: the container tests will be skipped."
+        )
 
 
 def ensure_promtool() -> None:
