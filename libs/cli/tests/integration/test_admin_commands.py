@@ -195,8 +195,9 @@ def test_ingest_key_is_bound_to_a_project_of_its_owner_and_opens_nothing_else(db
 def test_key_revoke_announces_the_revocation_once(tmp_path, nats_server_factory):
     import nats
 
-    from stockade.contracts import ApiKeyRevoked, subjects
-    from stockade.runtime.streams import ensure_stream
+    from stockade.contracts import ApiKeyRevoked
+    from stockade.contracts.jetstream import ensure_stream
+    from stockade.contracts.streams import STREAM_SPECS
 
     db_url = f"sqlite+aiosqlite:///{tmp_path}/admin.db"
     url = str(nats_server_factory().url)
@@ -205,7 +206,7 @@ def test_key_revoke_announces_the_revocation_once(tmp_path, nats_server_factory)
         nc = await nats.connect(url)
         try:
             js = nc.jetstream()
-            await ensure_stream(js, "IDENTITY", list(subjects.STREAMS["IDENTITY"]))
+            await ensure_stream(js, STREAM_SPECS["IDENTITY"])
             if not read:
                 return []
             count = (await js.stream_info("IDENTITY")).state.messages

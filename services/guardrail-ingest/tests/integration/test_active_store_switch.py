@@ -20,8 +20,9 @@ import pytest
 import pytest_asyncio
 
 from stockade.contracts import ActiveDbConfig, DbConfigActivated, subjects
+from stockade.contracts.jetstream import ensure_stream
+from stockade.contracts.streams import STREAM_SPECS
 from stockade.guardrail_ingest.settings import ActiveStoreSettings, SinkSettings
-from stockade.runtime.streams import ensure_stream
 from stockade.testing.ports import free_port
 
 pytestmark = [pytest.mark.nats, pytest.mark.mongo, pytest.mark.dynamodb, pytest.mark.clickhouse]
@@ -65,7 +66,7 @@ async def activate(nc: Any, db_type: str, at: datetime, config_id: str | None = 
     """What model-api's outbox relay publishes when a configuration is activated."""
     js = nc.jetstream()
     stream = subjects.stream_for(subjects.DBCONFIG_ACTIVATED)
-    await ensure_stream(js, stream, list(subjects.STREAMS[stream]))
+    await ensure_stream(js, STREAM_SPECS[stream])
     event = DbConfigActivated(
         db_config_id=config_id or f"cfg-{db_type}",
         db_type=db_type,

@@ -22,8 +22,9 @@ import pytest_asyncio
 from pydantic import SecretStr
 
 from stockade.contracts import ApiKeyRevoked, TrustRejected, subjects
+from stockade.contracts.jetstream import ensure_stream
+from stockade.contracts.streams import STREAM_SPECS
 from stockade.guardrail_ingest.settings import ActiveStoreSettings, AuditSettings, SinkSettings
-from stockade.runtime.streams import ensure_stream
 from stockade.testing.ports import free_port
 
 pytestmark = [pytest.mark.nats]
@@ -122,7 +123,7 @@ async def js(fresh_nats_url: str) -> AsyncIterator[Any]:
     js = nc.jetstream()
     for subject in (subjects.TRUST_REJECTED, subjects.APIKEY_REVOKED):  # as trust-broker and model-api do
         stream = subjects.stream_for(subject)
-        await ensure_stream(js, stream, list(subjects.STREAMS[stream]))
+        await ensure_stream(js, STREAM_SPECS[stream])
     yield js
     await nc.drain()
 
@@ -213,7 +214,7 @@ async def test_audit_trail_runs_under_the_shipped_nats_permissions(
         nc = await nats.connect(server.url, user=user, password=password)
         producer = nc.jetstream()
         stream = subjects.stream_for(event.subject)
-        await ensure_stream(producer, stream, list(subjects.STREAMS[stream]))
+        await ensure_stream(producer, STREAM_SPECS[stream])
         await publish(producer, event)
         await nc.drain()
 
@@ -250,7 +251,7 @@ async def test_audit_events_are_stored_when_their_streams_appear_after_ingest_st
             producer = nc.jetstream()
             for event in (rejection, revocation):
                 stream = subjects.stream_for(event.subject)
-                await ensure_stream(producer, stream, list(subjects.STREAMS[stream]))
+                await ensure_stream(producer, STREAM_SPECS[stream])
                 await publish(producer, event)
         finally:
             await nc.drain()

@@ -25,8 +25,9 @@ from stockade.contracts import (
     IngestKeyVerdict,
     subjects,
 )
+from stockade.contracts.jetstream import ensure_stream
+from stockade.contracts.streams import STREAM_SPECS
 from stockade.guardrail_ingest.settings import IngestSettings, SinkSettings
-from stockade.runtime.streams import ensure_stream
 from stockade.testing.ports import free_port
 
 pytestmark = [pytest.mark.nats, pytest.mark.clickhouse]
@@ -120,7 +121,7 @@ async def test_service_works_with_its_least_privilege_nats_user(
     # model-api (its own user) has activated ClickHouse: the event is in MODELS and it answers the request.
     model_api = await nats.connect(server.url, user="model-api", password=password)
     js = model_api.jetstream()
-    await ensure_stream(js, "MODELS", list(subjects.STREAMS["MODELS"]))
+    await ensure_stream(js, STREAM_SPECS["MODELS"])
     event = DbConfigActivated(db_config_id="cfg-1", db_type="clickhouse", activated_at=datetime.now(UTC))
     await js.publish(event.subject, event.to_bytes(), headers=event.headers())
     active_reply = ActiveDbConfig(
