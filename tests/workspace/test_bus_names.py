@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from stockade.contracts import envelope, subjects
-from stockade.contracts.streams import BUCKETS, STREAM_SPECS
+from stockade.contracts.streams import BUCKETS, CONSUMERS, GUARDRAIL_AUDIT_CONSUMER, STREAM_SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC_FILES = [
@@ -43,17 +43,18 @@ _BUS_CALLS = frozenset(
         "get_msg", "delete_msg", "get_last_msg", "add_consumer", "consumer_info", "delete_consumer",
     }
 )  # fmt: skip
-_NAME_KEYWORDS = frozenset({"subject", "stream", "bucket"})
+_NAME_KEYWORDS = frozenset({"subject", "stream", "bucket", "durable"})
 
 
 def contract_names() -> set[str]:
-    """Subjects (events, commands, wildcards), stream and bucket names defined in stockade.contracts."""
+    """Subjects (events, commands, wildcards), stream, bucket and consumer names defined in stockade.contracts."""
     names = {v for k, v in vars(subjects).items() if k.isupper() and isinstance(v, str)}
-    return names | set(STREAM_SPECS) | set(BUCKETS)
+    consumers = {name for names in CONSUMERS.values() for name in names}
+    return names | set(STREAM_SPECS) | set(BUCKETS) | consumers | {GUARDRAIL_AUDIT_CONSUMER}
 
 
 def _named_for_bus(name: str) -> bool:
-    return name.rsplit("_", 1)[-1] in _NAME_KEYWORDS or name in _NAME_KEYWORDS
+    return name.removesuffix("_name").rsplit("_", 1)[-1] in _NAME_KEYWORDS
 
 
 def _literals(node: ast.AST | None) -> Iterator[ast.Constant]:
@@ -128,12 +129,20 @@ def test_the_scan_finds_names_that_contracts_lacks() -> None:
         '    await js.publish("orders", b"")\n'
         '    await nc.subscribe(subject="orders.created.v1")\n'
         '    await js.stream_info("ORDERS")\n'
+        '    await js.pull_subscribe(GUARDRAIL_EVENTS, durable="other-sink")\n'
         'dead_letter_stream = Field(default="ORDERS_DLQ")\n'
         'ok = js.key_value(KV_RATE_LIMITS), "guardrail.events.v1", f"$KV.{bucket}."\n'
     )
     known = contract_names()
     flagged = [text for _, text in bus_literals(source) if text not in known]
-    assert sorted(flagged) == ["ORDERS", "ORDERS_DLQ", "orders", "orders.created.v1", "stockade_rate_limits"]
+    assert sorted(flagged) == [
+        "ORDERS",
+        "ORDERS_DLQ",
+        "orders",
+        "orders.created.v1",
+        "other-sink",
+        "stockade_rate_limits",
+    ]
 
 
 # --- deploy/nats -----------------------------------------------------------------------------------------------
@@ -157,6 +166,10 @@ def grants(name: str) -> dict[str, tuple[list[str], list[str]]]:
     return users
 
 
+_JS_CONSUMER = re.compile(
+    r"^\$JS\.(?:API\.CONSUMER\.(?:CREATE|DURABLE\.CREATE|INFO|DELETE|MSG\.NEXT)|ACK)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)"
+    r"(?:\..*)?$"
+)
 _JS_API = re.compile(
     r"^\$JS\.(?:API\.(?:STREAM\.(?:INFO|CREATE|UPDATE|DELETE|PURGE|MSG\.GET|MSG\.DELETE)|DIRECT\.GET"
     r"|CONSUMER\.(?:CREATE|DURABLE\.CREATE|INFO|DELETE|MSG\.NEXT))|ACK|FC)\.([A-Za-z0-9_-]+)(?:\..*)?$"
@@ -170,6 +183,8 @@ def unknown_grant(grant: str) -> bool:
         return False
     if match := re.fullmatch(r"\$KV\.([^.]+)\.>", grant):
         return match.group(1) not in BUCKETS
+    if match := _JS_CONSUMER.match(grant):  # a named durable consumer of a stream
+        return match.group(2) not in CONSUMERS.get(match.group(1), ())
     if match := _JS_API.match(grant):
         return match.group(1) not in streams
     for shape, build in ((r"agent\.([^.]+)\.inbox", subjects.agent_inbox), (r"(_INBOX_[^.]+)\.>", None)):
@@ -203,9 +218,16 @@ def test_the_grant_check_refuses_unknown_names() -> None:
         "$KV.stockade_rate_limits.>",
         "$JS.API.STREAM.INFO.ORDERS",
         "agent.a.b.inbox",
+        "$JS.ACK.TRUST.x.>",
+        "$JS.API.CONSUMER.INFO.GUARDRAIL_EVENTS.other",
     ):
         assert unknown_grant(bad), bad
-    for good in ("agent.planner.inbox", "_INBOX_planner.>", "$JS.ACK.TRUST.x.>", "$KV.trust_nonces.>"):
+    for good in (
+        "agent.planner.inbox",
+        "_INBOX_planner.>",
+        "$JS.ACK.TRUST.guardrail-ingest-audit-trust.>",
+        "$KV.trust_nonces.>",
+    ):
         assert not unknown_grant(good), good
 
 

@@ -58,6 +58,26 @@ def stream_spec_for(subject: str) -> StreamSpec:
     return STREAM_SPECS[subjects.stream_for(subject)]
 
 
+# --- durable consumers (their names appear in deploy/nats grants) ----------------------------------------------
+GUARDRAIL_SINK_CONSUMER: Final = "guardrail-ingest-sink"
+"""guardrail-ingest's sink workers on GUARDRAIL_EVENTS, shared by every replica (``jetstream.durable``)."""
+GUARDRAIL_AUDIT_CONSUMER: Final = "guardrail-ingest-audit"
+"""Prefix of guardrail-ingest's audit consumers, one per stream (``audit.durable``; :func:`audit_consumer`)."""
+AUDIT_STREAMS: Final[tuple[str, ...]] = ("TRUST", "IDENTITY")
+
+
+def audit_consumer(prefix: str, stream: str) -> str:
+    """Durable name of the audit consumer on ``stream`` (``guardrail-ingest-audit-trust``)."""
+    return f"{prefix}-{stream.lower()}"
+
+
+CONSUMERS: Final[dict[str, tuple[str, ...]]] = {
+    "GUARDRAIL_EVENTS": (GUARDRAIL_SINK_CONSUMER,),
+    **{stream: (audit_consumer(GUARDRAIL_AUDIT_CONSUMER, stream),) for stream in AUDIT_STREAMS},
+}
+"""Durable consumers by stream, with their default names."""
+
+
 @dataclass(frozen=True)
 class BucketSpec:
     """A key-value bucket. Its TTL is a runtime choice (the nonce retention, the rate-limit ``ttl_seconds``)."""

@@ -24,6 +24,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from pydantic import ValidationError
 
 from stockade.contracts import ApiKeyRevoked, TrustRejected, subjects
+from stockade.contracts.streams import audit_consumer
 from stockade.guardrail_ingest.settings import AuditSettings
 from stockade.guardrail_ingest.sinks.base import SinkError
 from stockade.guardrail_ingest.sinks.router import Stores
@@ -99,7 +100,7 @@ class AuditConsumer:
     ) -> None:
         self.js, self.stores, self.active, self.settings, self.subject = js, stores, active, settings, subject
         self.stream = subjects.stream_for(subject)
-        self.durable = f"{settings.durable}-{self.stream.lower()}"
+        self.durable = audit_consumer(settings.durable, self.stream)
         self.fetch_timeout_s, self.retry_delay_s = fetch_timeout_s, retry_delay_s
         self.stored = 0
         self.duplicates = 0

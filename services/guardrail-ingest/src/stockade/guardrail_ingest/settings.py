@@ -17,7 +17,11 @@ from pydantic_settings import SettingsConfigDict
 from stockade.contracts import subjects
 from stockade.contracts.ingest_wire import MAX_EVENTS_PER_BATCH
 from stockade.contracts.limits import STREAM_LIMITS
-from stockade.contracts.streams import GUARDRAIL_DUPLICATE_WINDOW_S
+from stockade.contracts.streams import (
+    GUARDRAIL_AUDIT_CONSUMER,
+    GUARDRAIL_DUPLICATE_WINDOW_S,
+    GUARDRAIL_SINK_CONSUMER,
+)
 from stockade.runtime.settings import HttpSettings, ServiceSettings
 
 _EVENTS = STREAM_LIMITS[subjects.stream_for(subjects.GUARDRAIL_EVENTS)]
@@ -120,7 +124,7 @@ class AuditSettings(BaseModel):
         default=None, description="Project an audit record is filed under when its event names none."
     )
     durable: str = Field(
-        default="guardrail-ingest-audit", description="Durable consumer on TRUST and IDENTITY."
+        default=GUARDRAIL_AUDIT_CONSUMER, description="Durable consumer on TRUST and IDENTITY (prefix)."
     )
 
 
@@ -179,7 +183,7 @@ class StreamSettings(BaseModel):
         gt=0,
         description="Size bound of the events stream; when full, POSTs get 503 until the stores catch up.",
     )
-    durable: str = Field(default="guardrail-ingest-sink", description="Durable pull consumer (shared).")
+    durable: str = Field(default=GUARDRAIL_SINK_CONSUMER, description="Durable pull consumer (shared).")
     workers: int = Field(default=2, ge=0, description="Sink worker tasks in this process (0: HTTP only).")
     fetch_batch: int = Field(default=16, gt=0, description="Messages fetched per pull.")
     fetch_timeout_s: float = Field(default=1.0, gt=0, description="Long-poll of one pull.")
