@@ -26,7 +26,9 @@ def _cursor(kind: str, key: object) -> str:
 async def test_versions_and_cursors_past_a_postgres_integer_are_422(client, world):
     headers = {"X-API-Key": world.write_key}
     body = {"project_id": world.direct.id, "prompt_name": "p", "content": "c"}
-    assert (await client.post("/prompts/active-prompt-version", json=body, headers=headers)).status_code == 201
+    assert (
+        await client.post("/prompts/active-prompt-version", json=body, headers=headers)
+    ).status_code == 201
     project = {"project_id": world.direct.id}
     async with _raw_client(client) as raw:
         answers = [
