@@ -25,3 +25,29 @@ def test_an_explicit_setting_wins(tmp_path, monkeypatch):
         http_service_env(StackConfig(state_dir=tmp_path), "model-api")["MODEL_API_SESSION__SECURE"]
         == "always"
     )
+
+
+def test_the_console_reads_the_embedded_run_store_through_ingest_unless_told_otherwise(tmp_path, monkeypatch):
+    for var in (
+        "MODEL_API_RUNS__CLICKHOUSE_URL",
+        "MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST",
+        "GUARDRAIL_INGEST_SINK__CLICKHOUSE_URL",
+        "GUARDRAIL_INGEST_SINK__URL",
+        "GUARDRAIL_INGEST_SINK__KIND",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    cfg = StackConfig(state_dir=tmp_path)
+    assert http_service_env(cfg, "guardrail-ingest")["GUARDRAIL_INGEST_SINK__URL"].startswith("chdb:///")
+    env = http_service_env(cfg, "model-api")
+    assert env["MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST"] == "true"
+    monkeypatch.setenv("MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST", "true")
+    assert ModelApiSettings().runs.clickhouse_through_ingest
+    monkeypatch.delenv("MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST")
+    assert not ModelApiSettings().runs.clickhouse_through_ingest  # the default outside stockade up
+
+    # both pointed at a ClickHouse server: the console reads it directly
+    monkeypatch.setenv("GUARDRAIL_INGEST_SINK__CLICKHOUSE_URL", "http://clickhouse:8123/default")
+    assert "MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST" not in http_service_env(cfg, "model-api")
+    monkeypatch.delenv("GUARDRAIL_INGEST_SINK__CLICKHOUSE_URL")
+    monkeypatch.setenv("MODEL_API_RUNS__CLICKHOUSE_URL", "http://clickhouse:8123/default")
+    assert "MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST" not in http_service_env(cfg, "model-api")

@@ -9,6 +9,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from stockade.contracts.replies import HealthReply
 from stockade.runtime.app import create_service_app
 from stockade.runtime.db import create_engine
 from stockade.runtime.nats import NatsUnavailableError, connect_nats, drain, serve_health
@@ -46,7 +47,8 @@ async def test_health_request_and_graceful_drain(nats_url):
     client = await connect_nats(NatsSettings(url=nats_url), name="c")
     try:
         reply = await client.request("test.cmd.health.v1", b"{}", timeout=2)
-        assert b'"status": "ok"' in reply.data and b"svc-a" in reply.data
+        health = HealthReply.model_validate_json(reply.data)
+        assert (health.status, health.service) == ("ok", "svc-a")
     finally:
         await drain(nc)
         await drain(client)

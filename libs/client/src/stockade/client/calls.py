@@ -86,6 +86,20 @@ def _with_version(params: dict[str, str], version: int | None) -> dict[str, str]
     return params if version is None else {**params, "version": str(version)}
 
 
+def _project_listing(
+    kind: str, parse: Callable[[httpx.Response], T], project_id: str, cursor: str | None
+) -> Call[Page[T]]:
+    """One page of ``GET /<kind>?project_id=...`` (the project's prompts or skills)."""
+    return Call(
+        "GET",
+        f"/{kind}",
+        _paged(parse),
+        params=_page_params({"project_id": project_id}, cursor),
+        cache_key=(kind, project_id, cursor or ""),
+        what=f"{kind} of project {project_id!r}",
+    )
+
+
 def get_active_prompt(project_id: str, prompt_name: str) -> Call[PromptVersion]:
     return Call(
         "GET",
@@ -113,14 +127,7 @@ def prompt_history(
 
 
 def list_prompts(project_id: str, cursor: str | None = None) -> Call[Page[list[PromptSummary]]]:
-    return Call(
-        "GET",
-        "/prompts",
-        _paged(_PROMPTS),
-        params=_page_params({"project_id": project_id}, cursor),
-        cache_key=("prompts", project_id, cursor or ""),
-        what=f"prompts of project {project_id!r}",
-    )
+    return _project_listing("prompts", _PROMPTS, project_id, cursor)
 
 
 def publish_prompt(
@@ -157,14 +164,7 @@ def rollback(
 
 
 def list_skills(project_id: str, cursor: str | None = None) -> Call[Page[list[SkillSummary]]]:
-    return Call(
-        "GET",
-        "/skills",
-        _paged(_SKILLS),
-        params=_page_params({"project_id": project_id}, cursor),
-        cache_key=("skills", project_id, cursor or ""),
-        what=f"skills of project {project_id!r}",
-    )
+    return _project_listing("skills", _SKILLS, project_id, cursor)
 
 
 def get_skill(

@@ -16,6 +16,7 @@ from stockade.client.cache import prompt_key
 from stockade.client.core import ClientCore
 from stockade.client.errors import ServerUnavailableError
 from stockade.contracts.envelope import PromptPublished
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.contracts.subjects import PROMPT_PUBLISHED
 
 log = logging.getLogger("stockade.client")
@@ -63,7 +64,7 @@ class PromptPushSubscription:
                 timeout=timeout,
             )
             await nc.subscribe(PROMPT_PUBLISHED, cb=self._on_message)
-            await nc.flush(timeout=timeout)
+            await sync_with_server(nc, timeout)
         except (OSError, TimeoutError, nats.errors.Error) as exc:
             await nc.close()
             # the URL is not quoted: it may hold NATS credentials

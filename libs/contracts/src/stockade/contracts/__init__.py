@@ -15,6 +15,7 @@ from stockade.contracts.envelope import (
     SkillPublished,
     TrustRejected,
 )
+from stockade.contracts.run_reads import RunStoreRead, RunStoreRows
 
 __all__ = [
     "ActiveDbConfig",
@@ -27,6 +28,8 @@ __all__ = [
     "IngestKeyVerdict",
     "ModelChanged",
     "PromptPublished",
+    "RunStoreRead",
+    "RunStoreRows",
     "SkillPublished",
     "TrustRejected",
     "subjects",

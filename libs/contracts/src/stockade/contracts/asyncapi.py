@@ -3,8 +3,9 @@ payload (JSON Schema of the pydantic model in :mod:`.envelope`), headers (:mod:`
 for an event, the stream that keeps it (:mod:`.streams`).
 
 Generated from the contracts, not from FastStream: only the trust-broker declares handlers with FastStream (its hot
-path is plain nats-py), so FastStream's generator would see two subjects of about twenty. Request and reply bodies
-that have no model here are described by the small schemas below.
+path is plain nats-py), so FastStream's generator would see two subjects of about twenty. Every request and reply
+body is a model of :mod:`.envelope` or :mod:`.replies` (which both ends use), except the requests whose body is
+ignored and the agents' payload bytes.
 
     python -m stockade.contracts.asyncapi libs/contracts/asyncapi.json    # rewrite the committed copy
 """
@@ -17,60 +18,11 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from stockade.contracts import agent_wire, envelope, headers, subjects
+from stockade.contracts import agent_wire, envelope, headers, run_reads, subjects
+from stockade.contracts.replies import ErrorReply, HealthReply, ModelGetQuery, ModelGetReply, SubmitReply
 from stockade.contracts.streams import STREAM_SPECS
 
 _OBJECT: Final = {"type": "object"}
-_ERROR: Final = {
-    "type": "object",
-    "description": "An error reply instead of the answer.",
-    "properties": {
-        "error": {
-            "type": "object",
-            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-            "required": ["code", "message"],
-        }
-    },
-    "required": ["error"],
-}
-_HEALTH: Final = {
-    "type": "object",
-    "description": "A service's health; services may add fields.",
-    "properties": {"status": {"type": "string"}, "service": {"type": "string"}},
-    "required": ["status"],
-}
-_MODEL_GET: Final = {
-    "type": "object",
-    "description": "One model (provider and model_id) or a provider's models, of the active or a named configuration.",
-    "properties": {
-        "provider": {"type": "string"},
-        "model_id": {"type": "string"},
-        "db_config_id": {"type": "string"},
-    },
-}
-_MODEL_GET_REPLY: Final = {
-    "type": "object",
-    "description": "dbConfig with model and priceHistory (one model) or providers (a list).",
-    "properties": {
-        "dbConfig": _OBJECT,
-        "provider": {"type": "string"},
-        "model": _OBJECT,
-        "priceHistory": {"type": "array", "items": _OBJECT},
-        "providers": {"type": "array", "items": _OBJECT},
-    },
-    "required": ["dbConfig"],
-}
-_SUBMIT_REPLY: Final = {
-    "type": "object",
-    "properties": {
-        "status": {"enum": ["delivered", "rejected"]},
-        "receiver": {"type": "string"},
-        "nonce": {"type": "string"},
-        "reason": {"type": "string"},
-        "layer": {"type": ["string", "null"]},
-    },
-    "required": ["status", "receiver"],
-}
 _BYTES: Final = {"description": "The agent's payload bytes, unchanged (any content type)."}
 
 
@@ -104,12 +56,13 @@ _INBOX_HEADERS: Final = _header_schema(
 )
 
 _REQUESTS: Final[dict[str, tuple[type[BaseModel] | dict[str, Any], type[BaseModel] | dict[str, Any]]]] = {
-    subjects.MODEL_CMD_GET: (_MODEL_GET, _MODEL_GET_REPLY),
+    subjects.MODEL_CMD_GET: (ModelGetQuery, ModelGetReply),
     subjects.DBCONFIG_CMD_ACTIVE: ({**_OBJECT, "description": "Ignored: send {}."}, envelope.ActiveDbConfig),
     subjects.APIKEY_CMD_VERIFY_INGEST: (envelope.IngestKeyQuery, envelope.IngestKeyVerdict),
-    subjects.TRUST_CMD_RELOAD: ({**_OBJECT, "description": "Ignored."}, _HEALTH),
+    subjects.TRUST_CMD_RELOAD: ({**_OBJECT, "description": "Ignored."}, HealthReply),
+    subjects.GUARDRAIL_CMD_READ_RUNS: (run_reads.RunStoreRead, run_reads.RunStoreRows),
     **{
-        subject: ({**_OBJECT, "description": "Ignored."}, _HEALTH)
+        subject: ({**_OBJECT, "description": "Ignored."}, HealthReply)
         for subject in subjects.HEALTH_BY_SERVICE.values()
     },
 }
@@ -208,7 +161,7 @@ def _commands(b: _Builder) -> None:
         request, reply = _REQUESTS[subject]
         name = _title(_channel_id(subject).title().replace("_", ""))
         b.message(f"{name}Reply", reply, None)
-        b.message(f"{name}Error", _ERROR, None)
+        b.message(f"{name}Error", ErrorReply, None)
         cid = b.channel(
             subject, f"{name}Request", b.message(f"{name}Request", request, _header_schema({}, _TRACE))
         )
@@ -219,7 +172,7 @@ def _commands(b: _Builder) -> None:
 def _agent_traffic(b: _Builder) -> None:
     receiver = {"receiver": {"description": "The receiving agent's id (1-64 of A-Z a-z 0-9 _ -)."}}
     submit = b.message("AgentSubmission", _BYTES, _SUBMIT_HEADERS, json_body=False)
-    b.message("AgentSubmissionReply", _SUBMIT_REPLY, None)
+    b.message("AgentSubmissionReply", SubmitReply, None)
     cid = b.channel(
         f"{subjects.TRUST_SUBMIT_PREFIX}.{{receiver}}", "AgentSubmission", submit, parameters=receiver
     )

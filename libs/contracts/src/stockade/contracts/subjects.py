@@ -42,6 +42,9 @@ MODEL_HEALTH: Final = "model.cmd.health.v1"
 GUARDRAIL_HEALTH: Final = "guardrail.cmd.health.v1"
 TRUST_HEALTH: Final = "trust.cmd.health.v1"
 TRUST_CMD_RELOAD: Final = "trust.cmd.reload.v1"
+GUARDRAIL_CMD_READ_RUNS: Final = "guardrail.cmd.read_runs.v1"
+"""model-api's console asks guardrail-ingest to read its embedded run store (chdb, which only the process holding
+it can open): a read-only ClickHouse query, answered in parts (:mod:`stockade.contracts.run_reads`)."""
 
 COMMANDS: Final[tuple[str, ...]] = (
     MODEL_CMD_GET,
@@ -52,6 +55,7 @@ COMMANDS: Final[tuple[str, ...]] = (
     GUARDRAIL_HEALTH,
     TRUST_HEALTH,
     TRUST_CMD_RELOAD,
+    GUARDRAIL_CMD_READ_RUNS,
 )
 
 HEALTH_BY_SERVICE: Final[dict[str, str]] = {

@@ -8,8 +8,9 @@ Decisions are values with a reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import and_, exists, select
+from sqlalchemy import Row, and_, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity import keys
@@ -26,6 +27,8 @@ from stockade.identity.tables import (
 )
 
 _DUMMY_HASH = "0" * 64
+# owner_id, key_hash, scope, deployment, project_id, revoked_at
+_KeyRow = Row[str, str, str | None, str, str | None, datetime | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,21 +73,31 @@ async def authenticate(
     one constant-time comparison.
     """
     key_id = keys.key_id_of(plaintext) or keys.PLACEHOLDER_ID
-    computed = keys.hash_key(plaintext or "")
-    row = (
-        await session.execute(
-            select(
-                ApiKey.owner_id, ApiKey.key_hash, ApiKey.scope, ApiKey.deployment, ApiKey.revoked_at
-            ).where(ApiKey.id == key_id)
-        )
-    ).one_or_none()
-    stored = row.key_hash if row is not None else _DUMMY_HASH
-    matches = keys.hashes_match(stored, computed)
-    if row is None or not matches or row.revoked_at is not None or row.scope == Scope.INGEST.value:
+    row = await matching_key(session, key_id, keys.hash_key(plaintext or ""))
+    if row is None or row.revoked_at is not None or row.scope == Scope.INGEST.value:
         return None  # an ingest key opens guardrail-ingest only (stockade.identity.ingest_keys)
     return KeyPrincipal(
         key_id=key_id, owner_id=row.owner_id, scope=effective_scope(row.scope, row.deployment, deployment)
     )
+
+
+async def matching_key(session: AsyncSession, key_id: str, key_hash: str) -> _KeyRow | None:
+    """Key ``key_id``'s row (owner, scope, deployment, project, revocation) when its stored SHA-256 is
+    ``key_hash``, else None. One lookup and one constant-time comparison, also when there is no such key."""
+    row = (
+        await session.execute(
+            select(
+                ApiKey.owner_id,
+                ApiKey.key_hash,
+                ApiKey.scope,
+                ApiKey.deployment,
+                ApiKey.project_id,
+                ApiKey.revoked_at,
+            ).where(ApiKey.id == key_id)
+        )
+    ).one_or_none()
+    matches = keys.hashes_match(row.key_hash if row is not None else _DUMMY_HASH, key_hash)
+    return row if matches else None
 
 
 async def project_access(session: AsyncSession, user_id: str, project_id: str) -> ProjectAccess:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import Select, delete, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -13,6 +14,7 @@ from stockade.identity.models import OrganisationPublic, ProjectPublic, UserPubl
 from stockade.identity.passwords import hash_in_worker
 from stockade.identity.tables import (
     APPROVER_TAG,
+    Base,
     Flow,
     Organisation,
     OrganisationMember,
@@ -24,6 +26,7 @@ from stockade.identity.tables import (
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 TAGS = frozenset({APPROVER_TAG})
+_Row = TypeVar("_Row")
 
 
 def _name(value: str, what: str) -> str:
@@ -41,25 +44,36 @@ async def _commit(session: AsyncSession, conflict: str) -> None:
         raise ConflictError(conflict) from exc
 
 
+async def _delete(session: AsyncSession, table: type[Base], **columns: object) -> bool:
+    """Deletes the rows of ``table`` with these column values and commits; whether there was one."""
+    result = await session.execute(delete(table).filter_by(**columns))
+    await session.commit()
+    return bool(getattr(result, "rowcount", 0))
+
+
 # --- lookups by id or unique name -----------------------------------------------------------------------------
 async def find_organisation(session: AsyncSession, ref: str) -> Organisation:
-    org = (
-        await session.execute(
-            select(Organisation).where(or_(Organisation.id == ref, Organisation.name == ref))
-        )
-    ).scalar_one_or_none()
-    if org is None:
-        raise NotFoundError(f"no organisation {ref!r}")
-    return org
+    return await _one(
+        session,
+        select(Organisation).where(or_(Organisation.id == ref, Organisation.name == ref)),
+        f"no organisation {ref!r}",
+    )
 
 
 async def find_user(session: AsyncSession, ref: str) -> User:
-    user = (
-        await session.execute(select(User).where(or_(User.id == ref, User.email == ref.strip().lower())))
-    ).scalar_one_or_none()
-    if user is None:
-        raise NotFoundError(f"no user {ref!r}")
-    return user
+    return await _one(
+        session,
+        select(User).where(or_(User.id == ref, User.email == ref.strip().lower())),
+        f"no user {ref!r}",
+    )
+
+
+async def _one(session: AsyncSession, statement: Select[_Row], missing: str) -> _Row:
+    """The one row ``statement`` selects; NotFoundError(``missing``) when there is none."""
+    row = (await session.execute(statement)).scalar_one_or_none()
+    if row is None:
+        raise NotFoundError(missing)
+    return row
 
 
 async def find_project(session: AsyncSession, ref: str) -> Project:
@@ -132,13 +146,7 @@ async def add_organisation_member(session: AsyncSession, organisation: str, user
 async def remove_organisation_member(session: AsyncSession, organisation: str, user: str) -> bool:
     org = await find_organisation(session, organisation)
     usr = await find_user(session, user)
-    result = await session.execute(
-        delete(OrganisationMember).where(
-            OrganisationMember.organisation_id == org.id, OrganisationMember.user_id == usr.id
-        )
-    )
-    await session.commit()
-    return bool(getattr(result, "rowcount", 0))
+    return await _delete(session, OrganisationMember, organisation_id=org.id, user_id=usr.id)
 
 
 async def add_project_member(session: AsyncSession, project: str, user: str) -> None:
@@ -155,11 +163,7 @@ async def add_project_member(session: AsyncSession, project: str, user: str) -> 
 async def remove_project_member(session: AsyncSession, project: str, user: str) -> bool:
     proj = await find_project(session, project)
     usr = await find_user(session, user)
-    result = await session.execute(
-        delete(ProjectMember).where(ProjectMember.project_id == proj.id, ProjectMember.user_id == usr.id)
-    )
-    await session.commit()
-    return bool(getattr(result, "rowcount", 0))
+    return await _delete(session, ProjectMember, project_id=proj.id, user_id=usr.id)
 
 
 # --- tags -------------------------------------------------------------------------------------------------
@@ -181,10 +185,4 @@ async def grant_tag(session: AsyncSession, project: str, user: str, tag: str = A
 async def revoke_tag(session: AsyncSession, project: str, user: str, tag: str = APPROVER_TAG) -> bool:
     proj = await find_project(session, project)
     usr = await find_user(session, user)
-    result = await session.execute(
-        delete(ProjectTag).where(
-            ProjectTag.project_id == proj.id, ProjectTag.user_id == usr.id, ProjectTag.tag == _tag(tag)
-        )
-    )
-    await session.commit()
-    return bool(getattr(result, "rowcount", 0))
+    return await _delete(session, ProjectTag, project_id=proj.id, user_id=usr.id, tag=_tag(tag))

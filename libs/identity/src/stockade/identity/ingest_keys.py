@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from stockade.identity import keys
-from stockade.identity.access import project_access
-from stockade.identity.tables import ApiKey, Scope
-
-_DUMMY_HASH = "0" * 64
+from stockade.identity.access import matching_key, project_access
+from stockade.identity.tables import Scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,15 +29,8 @@ class IngestKeyCheck:
 
 async def verify_ingest_key(session: AsyncSession, key_id: str, key_hash: str) -> IngestKeyCheck:
     """Whether the key with this id and SHA-256 (hex) may send run events, and for which project."""
-    row = (
-        await session.execute(
-            select(
-                ApiKey.owner_id, ApiKey.key_hash, ApiKey.scope, ApiKey.project_id, ApiKey.revoked_at
-            ).where(ApiKey.id == key_id)
-        )
-    ).one_or_none()
-    matches = keys.hashes_match(row.key_hash if row is not None else _DUMMY_HASH, key_hash)
-    if row is None or not matches:
+    row = await matching_key(session, key_id, key_hash)
+    if row is None:
         return IngestKeyCheck(False, "unknown key", key_id)
     if row.revoked_at is not None:
         return IngestKeyCheck(False, "the key is revoked", key_id)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypedDict, Unpack
 
 from sqlalchemy import Index, Integer, String, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -47,6 +48,15 @@ class SignInBudget:
 
     allowed: bool
     retry_after_s: int
+
+
+class SignInLimits(TypedDict):
+    """The keywords of :func:`reserve_sign_in_attempt` and :func:`sign_in_budget`: failures allowed per
+    e-mail and per client address within ``window``."""
+
+    window: timedelta
+    max_per_email: int
+    max_per_client: int
 
 
 def _email_key(email: str) -> str:
@@ -80,18 +90,13 @@ async def _over_limit(
 
 
 async def reserve_sign_in_attempt(
-    session: AsyncSession,
-    email: str,
-    client: str,
-    *,
-    window: timedelta,
-    max_per_email: int,
-    max_per_client: int,
+    session: AsyncSession, email: str, client: str, **limits: Unpack[SignInLimits]
 ) -> SignInBudget:
     """Record this attempt as a failure (committed), then count: allowed while at most ``max_per_email``
     failures of the e-mail and ``max_per_client`` of the client fall in ``window``, this one included. A refused
     attempt's row is removed again. After an allowed attempt: :func:`clear_sign_in_failures` on success, nothing
     on failure (the reservation is the failure)."""
+    window, counts = limits["window"], (limits["max_per_email"], limits["max_per_client"])
     key, client = _email_key(email), client[:64]
     now = utcnow()
     row = SignInFailure(email=key, client=client, failed_at=now)
@@ -99,7 +104,7 @@ async def reserve_sign_in_attempt(
     await session.flush()
     attempt_id = row.id
     await session.commit()
-    budget = await _over_limit(session, key, client, now - window, window, (max_per_email, max_per_client))
+    budget = await _over_limit(session, key, client, now - window, window, counts)
     if not budget.allowed:
         await session.execute(delete(SignInFailure).where(SignInFailure.id == attempt_id))
     await session.commit()
@@ -107,18 +112,12 @@ async def reserve_sign_in_attempt(
 
 
 async def sign_in_budget(
-    session: AsyncSession,
-    email: str,
-    client: str,
-    *,
-    window: timedelta,
-    max_per_email: int,
-    max_per_client: int,
+    session: AsyncSession, email: str, client: str, **limits: Unpack[SignInLimits]
 ) -> SignInBudget:
     """Read-only: would one more failure fit? (Not atomic with the attempt: use reserve_sign_in_attempt.)"""
-    since = utcnow() - window
-    limits = (max_per_email - 1, max_per_client - 1)
-    return await _over_limit(session, _email_key(email), client[:64], since, window, limits)
+    window = limits["window"]
+    counts = (limits["max_per_email"] - 1, limits["max_per_client"] - 1)
+    return await _over_limit(session, _email_key(email), client[:64], utcnow() - window, window, counts)
 
 
 async def record_sign_in_failure(session: AsyncSession, email: str, client: str) -> None:

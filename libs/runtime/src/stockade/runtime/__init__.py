@@ -9,7 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from stockade.runtime.app import ServiceState, create_service_app
+    from stockade.runtime.app import ServiceState, create_service_app, service_of, service_state
     from stockade.runtime.db import create_engine, normalise_url, session_factory
     from stockade.runtime.errors import error_body, error_response, install_error_handlers
     from stockade.runtime.health import database_check, health_router, nats_check
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "ServiceState": "app",
     "create_service_app": "app",
+    "service_of": "app",
+    "service_state": "app",
     "create_engine": "db",
     "normalise_url": "db",
     "session_factory": "db",
@@ -96,6 +98,8 @@ __all__ = [
     "normalise_url",
     "redact",
     "serve_health",
+    "service_of",
+    "service_state",
     "session_factory",
 ]
 

@@ -1,51 +1,77 @@
-"""The shared shape of an HTTP service: lifespan that owns the DB engine and the NATS connection.
+"""The shared shape of an HTTP service: lifespan that owns the DB engine and the bus (NATS connection).
 
 A service's ``create_app(settings)`` calls :func:`create_service_app` and then mounts its routers. Nothing connects
-before the lifespan starts; on shutdown the NATS connection drains and the engine is disposed.
+before the lifespan starts; on shutdown the bus handlers finish, the NATS connection drains and the engine is
+disposed.
+
+The bus is one FastStream broker (:mod:`stockade.runtime.bus`): the service declares its subscribers on
+``state.broker`` in ``on_startup`` and the lifespan starts them when the hook returns; ``state.nats`` is the
+broker's own nats-py connection for what FastStream does not cover (JetStream pull consumers, the outbox relay).
+A service that must serve without NATS (prompt-api) passes ``wait_for_nats=False``: the broker then connects in
+the background, retrying for as long as the process runs, and ``state.nats`` stays None until it has.
+
+Each service declares its own typed state (a dataclass of its adapters, or the one object it needs): its
+``on_startup`` hook builds it from the shared :class:`ServiceState` and returns it, its ``on_shutdown`` hook gets it
+back, and its routes read it with :func:`service_of` (checked against the class asked for, no string keys).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from faststream.nats import NatsBroker
 from nats.aio.client import Client as NatsClient
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from stockade.contracts.nats_sync import sync_with_server
+from stockade.runtime.bus import connect_broker, declare_health, make_broker, stop_broker
 from stockade.runtime.db import create_engine, session_factory
 from stockade.runtime.errors import install_error_handlers
 from stockade.runtime.health import ReadinessCheck, database_check, health_router, nats_check
-from stockade.runtime.nats import connect_nats, drain, serve_health
 from stockade.runtime.observability import install_observability
 from stockade.runtime.security_headers import install_security_headers
 from stockade.runtime.settings import ServiceSettings
 
 log = logging.getLogger(__name__)
 
-Hook = Callable[["ServiceState"], Awaitable[None]]
+S = TypeVar("S")
+T = TypeVar("T")
 
 
 @dataclass
-class ServiceState:
-    """What the lifespan built; available as ``app.state.service`` (and through each service's deps.py)."""
+class ServiceState(Generic[S]):
+    """What the lifespan built; available as ``app.state.service`` (and through each service's deps.py).
+
+    ``own`` is the service's typed state, returned by its ``on_startup`` hook (None before startup and for a
+    service without one)."""
 
     settings: ServiceSettings
     engine: AsyncEngine | None = None
     sessions: async_sessionmaker[AsyncSession] | None = None
+    broker: NatsBroker | None = None
     nats: NatsClient | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    own: S | None = field(default=None)
+    nats_required: bool = True
 
     def readiness(self) -> dict[str, ReadinessCheck]:
         checks: dict[str, ReadinessCheck] = {}
         if self.engine is not None:
             checks["database"] = database_check(self.engine)
-        if self.nats is not None:
+        if self.nats is not None and self.nats_required:
             checks["nats"] = nats_check(self.nats)
         return checks
+
+    async def current_nats(self) -> NatsClient | None:
+        """The broker's connection, or None before it connected (a connection source for an outbox relay)."""
+        return self.nats
 
 
 def create_service_app(
@@ -55,13 +81,37 @@ def create_service_app(
     health_subject: str | None,
     uses_db: bool = True,
     uses_nats: bool = True,
-    on_startup: Hook | None = None,
-    on_shutdown: Hook | None = None,
+    wait_for_nats: bool = True,
+    on_startup: Callable[[ServiceState[S]], Awaitable[S]] | None = None,
+    on_shutdown: Callable[[S], Awaitable[None]] | None = None,
     security_headers: Mapping[str, str | None] | None = None,
 ) -> FastAPI:
     """``security_headers``: overrides of :data:`stockade.runtime.security_headers.DEFAULT_HEADERS` (a service
-    with browser pages passes its own content security policy)."""
-    state = ServiceState(settings=settings)
+    with browser pages passes its own content security policy).
+
+    ``on_startup`` runs after the engine and NATS exist, may declare subscribers on ``state.broker``, and
+    returns the service's own state (``state.own``); ``on_shutdown`` gets that state back and runs before the
+    bus stops and the engine is disposed (only if ``on_startup`` returned).
+
+    ``wait_for_nats=False``: startup does not wait for NATS (the broker connects in the background and starts
+    the subscribers then), and readiness does not depend on it."""
+    state: ServiceState[S] = ServiceState(settings=settings, nats_required=wait_for_nats)
+
+    async def connect_later(broker: NatsBroker) -> None:
+        state.nats = await connect_broker(broker, settings.nats, wait_s=math.inf)
+        try:
+            await _start_subscribers(broker)
+        except (
+            Exception
+        ) as exc:  # the connection dropped again: nats-py re-sends the subscriptions on reconnect
+            log.warning(
+                "%s: NATS went away while the bus started (%s: %s)",
+                settings.service_name,
+                type(exc).__name__,
+                exc,
+            )
+            return
+        log.info("%s connected to NATS", settings.service_name)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -70,15 +120,25 @@ def create_service_app(
                 state.engine = create_engine(settings.db)
                 state.sessions = session_factory(state.engine)
                 stack.push_async_callback(state.engine.dispose)
+            broker = None
             if uses_nats:
-                state.nats = await connect_nats(settings.nats, name=settings.service_name)
-                stack.push_async_callback(drain, state.nats, settings.nats.drain_timeout_s)
+                broker = state.broker = make_broker(settings.nats, name=settings.service_name)
+                stack.push_async_callback(stop_broker, broker, settings.nats.drain_timeout_s)
                 if health_subject:
-                    await serve_health(state.nats, health_subject, settings.service_name)
+                    declare_health(broker, health_subject, settings.service_name)
+                if wait_for_nats:
+                    state.nats = await connect_broker(broker, settings.nats)
             if on_startup is not None:
-                await on_startup(state)
-            if on_shutdown is not None:
-                stack.push_async_callback(on_shutdown, state)
+                own = await on_startup(state)
+                state.own = own
+                if on_shutdown is not None:
+                    stack.push_async_callback(on_shutdown, own)
+            if broker is not None:
+                if wait_for_nats:
+                    await _start_subscribers(broker)
+                else:
+                    connecting = asyncio.create_task(connect_later(broker), name="nats-connect")
+                    stack.push_async_callback(_cancel, connecting)
             log.info("%s ready", settings.service_name)
             yield
             log.info("%s stopping", settings.service_name)
@@ -93,3 +153,34 @@ def create_service_app(
     install_observability(app, settings.service_name, access_log=settings.log.access_log)
     app.include_router(health_router(settings.service_name, state.readiness))
     return app
+
+
+async def _start_subscribers(broker: NatsBroker) -> None:
+    """Start the subscribers declared so far; the sync returns once the server has every subscription, so the
+    service answers from the moment it says it is ready."""
+    await broker.start()
+    await sync_with_server(broker.connection, 5)
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+
+
+def service_state(request: Request) -> ServiceState[Any]:
+    """The shared state of the app serving ``request``."""
+    state = request.app.state.service
+    if not isinstance(state, ServiceState):
+        raise RuntimeError("this app was not made by create_service_app")
+    return state
+
+
+def service_of(request: Request, kind: type[T]) -> T:
+    """The service's own state (what its ``on_startup`` returned), checked to be a ``kind``."""
+    own = service_state(request).own
+    if not isinstance(own, kind):
+        raise RuntimeError(
+            f"the service state is {type(own).__name__}, not {kind.__name__} (not started yet?)"
+        )
+    return own

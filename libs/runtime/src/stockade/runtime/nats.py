@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import nats
@@ -20,6 +19,7 @@ from nats.aio.msg import Msg
 from stockade.runtime.settings import NatsSettings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class NatsUnavailableError(RuntimeError):
@@ -28,7 +28,6 @@ class NatsUnavailableError(RuntimeError):
 
 async def connect_nats(settings: NatsSettings, *, name: str = "stockade") -> NatsClient:
     """Connect, retrying until ``settings.startup_wait_s`` runs out; then keep reconnecting forever."""
-    deadline = time.monotonic() + settings.startup_wait_s
     options: dict[str, Any] = {
         "servers": settings.servers(),
         "name": name,
@@ -36,13 +35,24 @@ async def connect_nats(settings: NatsSettings, *, name: str = "stockade") -> Nat
         "allow_reconnect": True,
         "max_reconnect_attempts": -1,
         "reconnect_time_wait": 0.5,
-        "error_cb": _logged_error,
+        "error_cb": logged_error,
     }
     if settings.user:
         options["user"] = settings.user
         options["password"] = settings.password.get_secret_value() if settings.password else None
     if settings.creds_file:
         options["user_credentials"] = str(settings.creds_file)
+    return await connect_with_retries(settings, lambda: nats.connect(**options))
+
+
+async def connect_with_retries(
+    settings: NatsSettings, connect: Callable[[], Awaitable[T]], *, wait_s: float | None = None
+) -> T:
+    """Run ``connect`` until it succeeds or ``wait_s`` (default ``settings.startup_wait_s``) runs out.
+
+    nats-py's first connect can loop far beyond its timeout when nothing listens (nats-io/nats.py#645), so each
+    attempt is preceded by a TCP check of the servers and bounded by ``asyncio.wait_for``."""
+    deadline = time.monotonic() + (settings.startup_wait_s if wait_s is None else wait_s)
     attempt = 0
     while True:
         attempt += 1
@@ -53,7 +63,7 @@ async def connect_nats(settings: NatsSettings, *, name: str = "stockade") -> Nat
                     break
             else:
                 raise ConnectionError("no NATS server answers")
-            return await asyncio.wait_for(nats.connect(**options), timeout=settings.connect_timeout_s * 3)
+            return await asyncio.wait_for(connect(), timeout=settings.connect_timeout_s * 3)
         except Exception as exc:
             if time.monotonic() >= deadline:
                 raise NatsUnavailableError(
@@ -67,7 +77,7 @@ async def _quiet_error(exc: Exception) -> None:
     log.debug("NATS client error: %s", exc)
 
 
-async def _logged_error(exc: Exception) -> None:
+async def logged_error(exc: Exception) -> None:
     log.warning("NATS client error: %s: %s", type(exc).__name__, exc)
 
 
@@ -159,13 +169,14 @@ async def nats_lifespan(settings: NatsSettings, *, name: str) -> AsyncIterator[N
 async def serve_health(
     nc: NatsClient, subject: str, service: str, probe: Callable[[], dict[str, Any]] | None = None
 ) -> Any:
-    """Answer ``subject`` requests with ``{"status": "ok", "service": ...}`` (queue group per service)."""
+    """Answer ``subject`` requests with ``{"status": "ok", "service": ...}`` (``stockade.contracts.replies.
+    HealthReply``; queue group per service)."""
+    from stockade.contracts.replies import HealthReply  # here: the container probe imports this module
 
     async def handler(msg: Msg) -> None:
-        body: dict[str, Any] = {"status": "ok", "service": service}
-        if probe is not None:
-            body.update(probe())
-        await msg.respond(json.dumps(body).encode())
+        extra = probe() if probe is not None else {}
+        body = HealthReply.model_validate({"status": "ok", "service": service, **extra})
+        await msg.respond(body.to_bytes())
 
     return await nc.subscribe(subject, queue=f"{service}-health", cb=handler)
 

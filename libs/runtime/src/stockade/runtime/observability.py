@@ -1,6 +1,6 @@
 """Metrics and trace context for an HTTP service: one pure ASGI middleware and ``GET /metrics``.
 
-:func:`install_observability` (called by ``create_service_app``, and by prompt-api's own ``create_app``):
+:func:`install_observability` (called by ``create_service_app`` for every HTTP service):
 
 - each request continues the caller's ``traceparent`` (or starts a trace) on a server span that is current while
   it is answered, so its log lines and the events it publishes carry the trace id (:mod:`stockade.runtime.tracing`);

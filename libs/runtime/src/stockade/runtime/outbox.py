@@ -8,9 +8,9 @@ database is unreachable the rows wait and it retries every ``interval_s`` (warni
 twice (a crash between publish and mark, two replicas) is stored once by JetStream thanks to the message id.
 Sent rows are deleted after ``retain_sent_s``; unsent rows never are.
 
-The relay gets its NATS connection from an async callable: a service that owns a connection passes
-:func:`given_connection`, one that must not wait for NATS at startup passes a
-:class:`~stockade.runtime.nats.LazyNatsConnection`.
+The relay gets its NATS connection from an async callable returning the client or None: a service passes its
+bus's connection (:func:`given_connection`, or ``ServiceState.current_nats`` when the broker connects in the
+background); a relay outside a service can pass a :class:`~stockade.runtime.nats.LazyNatsConnection`.
 """
 
 from __future__ import annotations

@@ -63,8 +63,7 @@ def chromium_executable(request: pytest.FixtureRequest) -> Path:
     report = report_of(request.config)
     executable = find_chromium()
     if executable is None:
-        report.record("browser", ServerRecord("local", unavailable="no chromium"))
-        server_unavailable(SERVER, f"no chromium executable found; {HOW_TO}")
+        report.unavailable("browser", "local", "no chromium", f"no chromium executable found; {HOW_TO}")
     origin = "env STOCKADE_CHROMIUM" if os.environ.get("STOCKADE_CHROMIUM") else "local binary"
     report.record("browser", ServerRecord(origin, _chromium_version(executable), str(executable)))
     return executable

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from stockade.testing.availability import server_unavailable
 from stockade.testing.report import ServerRecord, display_url, report_of
 
 if TYPE_CHECKING:
@@ -19,7 +18,6 @@ if TYPE_CHECKING:
 
 __all__ = ["chdb_dsn_for_this_process", "clickhouse_client", "clickhouse_dsn"]
 
-SERVER = "ClickHouse"
 HOW_TO = (
     "set CLICKHOUSE_URL=http://user:password@host:8123 for a real server, or install chdb "
     "(pip install chdb clickhouse-connect). Debian's clickhouse-server 18.16 is too old for clickhouse-connect"
@@ -50,8 +48,9 @@ def clickhouse_dsn(request: pytest.FixtureRequest) -> Iterator[str]:
     try:
         import chdb  # noqa: F401
     except ImportError:
-        report_of(request.config).record("clickhouse", ServerRecord("chdb", unavailable="chdb not installed"))
-        server_unavailable(SERVER, f"chdb is not installed; {HOW_TO}")
+        report_of(request.config).unavailable(
+            "clickhouse", "chdb", "chdb not installed", f"chdb is not installed; {HOW_TO}"
+        )
     dsn = chdb_dsn_for_this_process()
     try:
         yield dsn
@@ -72,9 +71,10 @@ def clickhouse_client(request: pytest.FixtureRequest, clickhouse_dsn: str) -> It
     try:
         client = clickhouse_connect.get_client(dsn=clickhouse_dsn)
     except Exception as exc:
-        report.record("clickhouse", ServerRecord(origin, unavailable=type(exc).__name__))
         where = display_url(clickhouse_dsn)
-        server_unavailable(SERVER, f"cannot connect to {where}: {exc}; {HOW_TO}")
+        report.unavailable(
+            "clickhouse", origin, type(exc).__name__, f"cannot connect to {where}: {exc}; {HOW_TO}"
+        )
     address = display_url(clickhouse_dsn) if from_env else clickhouse_dsn
     report.record("clickhouse", ServerRecord(origin, client.server_version, address))
     try:

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from stockade.testing.availability import server_unavailable
 from stockade.testing.ports import port_open
 from stockade.testing.report import ServerRecord, report_of
 
@@ -19,7 +18,6 @@ else:
 
 __all__ = ["DUMMY_CREDENTIALS", "dynamodb_client", "dynamodb_endpoint"]
 
-SERVER = "DynamoDB"
 HOW_TO = "set DYNAMODB_URL=http://host:port (e.g. DynamoDB Local), or pip install 'moto[server]'"
 REGION = "us-east-1"
 DUMMY_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
@@ -38,16 +36,24 @@ def dynamodb_endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
         import moto
         from moto.server import ThreadedMotoServer
     except ImportError as exc:
-        report.record("dynamodb", ServerRecord("moto", unavailable="moto[server] not installed"))
-        server_unavailable(SERVER, f"moto server is not importable ({exc}); {HOW_TO}")
+        report.unavailable(
+            "dynamodb",
+            "moto",
+            "moto[server] not installed",
+            f"moto server is not importable ({exc}); {HOW_TO}",
+        )
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     url = f"http://{host}:{port}"
     if not port_open(host, port, timeout=5):
         server.stop()
-        report.record("dynamodb", ServerRecord("moto", unavailable="moto server did not listen"))
-        server_unavailable(SERVER, f"moto server on {url} did not accept connections; {HOW_TO}")
+        report.unavailable(
+            "dynamodb",
+            "moto",
+            "moto server did not listen",
+            f"moto server on {url} did not accept connections; {HOW_TO}",
+        )
     report.record(
         "dynamodb", ServerRecord("started locally (moto ThreadedMotoServer)", f"moto {moto.__version__}", url)
     )

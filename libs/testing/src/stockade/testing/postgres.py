@@ -16,7 +16,6 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 from stockade.testing.asyncbridge import run_blocking
-from stockade.testing.availability import server_unavailable
 from stockade.testing.names import make_unique_name
 from stockade.testing.ports import free_port, wait_until
 from stockade.testing.processes import ManagedProcess
@@ -30,7 +29,6 @@ __all__ = [
     "to_asyncpg_url",
 ]
 
-SERVER = "PostgreSQL"
 HOW_TO = (
     "set POSTGRES_URL=postgresql://user@host:port/postgres, or install the PostgreSQL server binaries "
     "(Debian: apt-get install postgresql) so the harness can start a throwaway cluster"
@@ -199,26 +197,34 @@ def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
         url = _libpq_url(env_url)
         version = _probe(url)
         if version is None:
-            report.record("postgres", ServerRecord("env POSTGRES_URL", unavailable="does not answer"))
-            server_unavailable(SERVER, f"POSTGRES_URL={display_url(env_url)} does not answer")
+            report.unavailable(
+                "postgres",
+                "env POSTGRES_URL",
+                "does not answer",
+                f"POSTGRES_URL={display_url(env_url)} does not answer",
+            )
         report.record("postgres", ServerRecord("env POSTGRES_URL", version, display_url(url)))
         yield url
         return
     bindir = find_postgres_bin()
     if bindir is None:
-        report.record("postgres", ServerRecord("local", unavailable="no initdb/postgres binaries"))
-        server_unavailable(SERVER, f"no initdb/postgres binaries found; {HOW_TO}")
+        report.unavailable(
+            "postgres", "local", "no initdb/postgres binaries", f"no initdb/postgres binaries found; {HOW_TO}"
+        )
     try:
         cluster = _LocalCluster(bindir)
     except RuntimeError as exc:
-        report.record("postgres", ServerRecord("local", unavailable=str(exc)))
-        server_unavailable(SERVER, f"{exc}; {HOW_TO}")
+        report.unavailable("postgres", "local", str(exc), f"{exc}; {HOW_TO}")
     try:
         version = cluster.start()
     except (RuntimeError, OSError) as exc:
         cluster.stop()
-        report.record("postgres", ServerRecord("local", unavailable="failed to start"))
-        server_unavailable(SERVER, f"could not start a local cluster from {bindir}: {exc}; {HOW_TO}")
+        report.unavailable(
+            "postgres",
+            "local",
+            "failed to start",
+            f"could not start a local cluster from {bindir}: {exc}; {HOW_TO}",
+        )
     pid = cluster.process.pid if cluster.process else None
     report.record(
         "postgres", ServerRecord(f"started locally ({bindir})", version, display_url(cluster.url), pid=pid)

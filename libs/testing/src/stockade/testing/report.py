@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import pytest
 
-from stockade.testing.availability import ci_enabled
+from stockade.testing.availability import ci_enabled, server_unavailable
 
 __all__ = ["SERVERS", "ServerRecord", "ServerReport", "display_url", "report_of"]
 
@@ -62,6 +63,12 @@ class ServerReport:
 
     def record(self, server: str, record: ServerRecord) -> None:
         self.records[server] = record
+
+    def unavailable(self, server: str, origin: str, why: str, reason: str) -> NoReturn:
+        """Record ``server`` as unavailable (``why``, for the summary), then skip the test or, under CI=true,
+        fail it (:func:`~stockade.testing.availability.server_unavailable`; ``reason`` says how to get one)."""
+        self.record(server, ServerRecord(origin, unavailable=why))
+        server_unavailable(_LABELS[server], reason)
 
     def record_extra(self, server: str, record: ServerRecord) -> None:
         self.extra_servers.setdefault(server, []).append(record)
