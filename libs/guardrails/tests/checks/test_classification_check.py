@@ -16,7 +16,7 @@ from stockade.guardrails.checks.classification.encoders import (
     resolve_encoder_type,
 )
 from stockade.guardrails.checks.classification.fit import fit_router
-from stockade.guardrails.checks.classification.router import RouterModel
+from stockade.guardrails.checks.classification.semantic_router import RouterModel
 from stockade.guardrails.checks.config import ClassificationConfig, EncoderType, OpenAIEncoderConfig, Stage
 from stockade.guardrails.testing import FakeEncoder
 

@@ -17,7 +17,12 @@ from stockade.guardrails.checks.classification.fit import (
     lower_quantile,
     upper_quantile,
 )
-from stockade.guardrails.checks.classification.router import Band, RouterModel, top_k_mean, top_k_means
+from stockade.guardrails.checks.classification.semantic_router import (
+    Band,
+    RouterModel,
+    top_k_mean,
+    top_k_means,
+)
 from stockade.guardrails.checks.config import ClassificationConfig, RouteConfig, Stage
 from stockade.guardrails.testing import FakeEncoder
 

@@ -9,6 +9,8 @@ from decimal import Decimal
 import pytest
 
 from stockade.contracts import subjects
+from stockade.contracts.nats_sync import sync_with_server
+from stockade.contracts.replies import ErrorReply, ModelGetReply
 from stockade.guardrails.llm.catalogue import CatalogueClient
 
 pytestmark = pytest.mark.nats
@@ -24,6 +26,14 @@ def record(model_id: str, price: float) -> dict:
     }
 
 
+def found(model: dict, history: list[dict] | None = None) -> bytes:
+    """model-api's answer for one model, built with the contract model it uses."""
+    reply = {"dbConfig": {"id": "c", "name": "default"}, "provider": "openai", "model": model}
+    if history is not None:
+        reply["priceHistory"] = history
+    return ModelGetReply.model_validate(reply).to_bytes()
+
+
 async def responder(nats_client, answer):
     """Answer model.cmd.get.v1 with ``answer(request) -> bytes``; returns the list of requests seen."""
     seen: list[dict] = []
@@ -34,16 +44,14 @@ async def responder(nats_client, answer):
         await msg.respond(answer(request))
 
     sub = await nats_client.subscribe(subjects.MODEL_CMD_GET, cb=handler)
-    await nats_client.flush()
+    await sync_with_server(nats_client)
     return sub, seen
 
 
 async def test_cached_until_a_change_event_names_the_model(nats_client, unique_name):
     model_id = unique_name("m")
     prices = {"now": 1.5}
-    sub, seen = await responder(
-        nats_client, lambda r: json.dumps({"model": record(r["model_id"], prices["now"])}).encode()
-    )
+    sub, seen = await responder(nats_client, lambda r: found(record(r["model_id"], prices["now"])))
     catalogue = CatalogueClient(nats_client)
     await catalogue.start()
     try:
@@ -58,7 +66,7 @@ async def test_cached_until_a_change_event_names_the_model(nats_client, unique_n
         await nats_client.publish(subjects.MODEL_CHANGED, json.dumps(other).encode())
         ours = {**other, "model_id": model_id}
         await nats_client.publish(subjects.MODEL_CHANGED, json.dumps(ours).encode())
-        await nats_client.flush()
+        await sync_with_server(nats_client)
         for _ in range(500):
             if catalogue.cached("openai", model_id) is None:
                 break
@@ -75,9 +83,7 @@ async def test_activating_another_configuration_forgets_every_entry(nats_client,
     models = [unique_name("m"), unique_name("m")]
     active = {"config": "first"}
     prices = {"first": 1.0, "second": 4.0}
-    sub, seen = await responder(
-        nats_client, lambda r: json.dumps({"model": record(r["model_id"], prices[active["config"]])}).encode()
-    )
+    sub, seen = await responder(nats_client, lambda r: found(record(r["model_id"], prices[active["config"]])))
     catalogue = CatalogueClient(nats_client)
     await catalogue.start()
     try:
@@ -90,7 +96,7 @@ async def test_activating_another_configuration_forgets_every_entry(nats_client,
             "activated_at": datetime.now(UTC).isoformat(),
         }
         await nats_client.publish(subjects.DBCONFIG_ACTIVATED, json.dumps(event).encode())
-        await nats_client.flush()
+        await sync_with_server(nats_client)
         for _ in range(500):
             if all(catalogue.cached("openai", m) is None for m in models):
                 break
@@ -104,10 +110,10 @@ async def test_activating_another_configuration_forgets_every_entry(nats_client,
 
 
 async def test_bad_answers_are_not_cached_and_not_found_is(nats_client, unique_name):
-    replies = iter([b"not json", b"[]", json.dumps({"error": {"code": "unavailable"}}).encode()])
-    sub, seen = await responder(
-        nats_client, lambda r: next(replies, json.dumps({"error": {"code": "not_found"}}).encode())
-    )
+    unavailable = ErrorReply.of("unavailable", "the model catalogue is unavailable").to_bytes()
+    replies = iter([b"not json", b"[]", unavailable])
+    not_found = ErrorReply.of("not_found", "no such model").to_bytes()
+    sub, seen = await responder(nats_client, lambda r: next(replies, not_found))
     catalogue = CatalogueClient(nats_client)
     model_id = unique_name("m")
     try:
@@ -129,7 +135,7 @@ async def test_prices_at_picks_the_price_in_force(nats_client, unique_name):
     ]
     sub, _ = await responder(
         nats_client,
-        lambda r: json.dumps({"model": record(r["model_id"], 3), "priceHistory": history}).encode(),
+        lambda r: found(record(r["model_id"], 3), history),
     )
     try:
         entry = await CatalogueClient(nats_client).get("openai", unique_name("m"))

@@ -18,6 +18,7 @@ import pytest
 from pydantic import ValidationError
 
 from stockade.contracts import agent_wire, subjects
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.guardrails.errors import CheckUnavailableError, ConfigError
 from stockade.guardrails.trust import AttestationEnvelope, AttestationVerifier, KeyRing, TrustLevel
 from stockade.guardrails.trust.bus import AgentBus, AgentBusSettings, SendResult, VerifiedMessage
@@ -92,7 +93,7 @@ class WireBroker:
 
     async def start(self) -> None:
         await self.nc.subscribe(subjects.TRUST_SUBMIT_WILDCARD, cb=self.on_submit)
-        await self.nc.flush()
+        await sync_with_server(self.nc)
 
     async def on_submit(self, msg: Any) -> None:
         self.received.append(msg)
@@ -172,7 +173,7 @@ async def test_inbox_yields_what_the_broker_verified_until_closed(
     verified = {agent_wire.SENDER: "planner", agent_wire.SENDER_TRUST: "trusted", agent_wire.NONCE: "ab" * 16}
     await nats_client.publish(inbox, b"first", headers={**verified, agent_wire.CAPABILITY: "summarize"})
     await nats_client.publish(inbox, b"second", headers={**verified, agent_wire.KEY_ID: "k1"})
-    await nats_client.flush()
+    await sync_with_server(nats_client)
     for _ in range(200):
         if len(received) == 2:
             break

@@ -30,8 +30,8 @@ from stockade.guardrails.llm.messages import (
 )
 from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
 from stockade.guardrails.llm.rails import LLMRails
+from stockade.guardrails.llm.rails_stream import RailsStream
 from stockade.guardrails.llm.result import GenerationResult
-from stockade.guardrails.llm.stream import RailsStream
 from stockade.guardrails.policies import (
     AgentHooks,
     Approval,

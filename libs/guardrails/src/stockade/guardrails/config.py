@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Self
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stockade.guardrails.checks.config import ContentChecksConfig
+from stockade.guardrails.config_files import describe_problems, read_config_text, yaml_mapping
 from stockade.guardrails.errors import ConfigError
 from stockade.guardrails.llm.config import ModelConfig
 from stockade.guardrails.policies.config import PoliciesConfig
@@ -48,34 +48,15 @@ class GuardrailsConfig(BaseModel):
         try:
             return cls.model_validate(data or {})
         except ValidationError as exc:
-            raise ConfigError(_describe(exc)) from None
+            raise ConfigError("invalid guardrails configuration: " + describe_problems(exc)) from None
 
     @classmethod
     def from_yaml(cls, text: str) -> Self:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"configuration is not valid YAML: {exc}") from None
-        if data is not None and not isinstance(data, dict):
-            raise ConfigError("configuration must be a YAML mapping at the top level")
-        return cls.from_dict(data)
+        return cls.from_dict(yaml_mapping(text, "configuration"))
 
     @classmethod
     def from_path(cls, path: str | Path) -> Self:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read configuration file {p}: {exc.strerror}") from None
-        return cls.from_yaml(text)
-
-
-def _describe(exc: ValidationError) -> str:
-    lines = []
-    for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "<root>"
-        lines.append(f"{key}: {err['msg']}")
-    return "invalid guardrails configuration: " + "; ".join(lines)
+        return cls.from_yaml(read_config_text(Path(path), "configuration"))
 
 
 def load_config(source: str | Path | dict[str, Any] | GuardrailsConfig | None = None) -> GuardrailsConfig:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Required, TypedDict, TypeVar, Unpack
 
 from stockade.guardrails.checks.base import CheckContext, Closes, ContentCheck
 from stockade.guardrails.checks.config import Stage
@@ -19,13 +19,26 @@ from stockade.guardrails.checks.runner import run_checks, warm
 from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.events import EventRecorder, NullRecorder, TeeRecorder
-from stockade.guardrails.policies import Approval, PolicyEngine, ToolCallTicket
+from stockade.guardrails.policies import PolicyEngine, ToolCallOptions, ToolCallTicket
 from stockade.guardrails.storage.hook import GuardrailsStorageHook
 from stockade.guardrails.storage.result import FlushResult
 from stockade.guardrails.verdict import Verdict
 
 _T = TypeVar("_T")
 _SECTIONS = {"checks", "policies", "storage", "trust"}
+
+
+class CheckOptions(TypedDict, total=False):
+    """The keywords of ``check_input``/``check_output`` and their ``_sync`` twins."""
+
+    session_id: str | None
+    metadata: dict[str, Any] | None
+
+
+class ContextCheckOptions(CheckOptions, total=False):
+    """The keywords of ``check_context`` and ``check_context_sync`` (``source`` is required)."""
+
+    source: Required[str | None]
 
 
 class GuardrailSystem:
@@ -66,20 +79,13 @@ class GuardrailSystem:
         self._policies.recorder = self.recorder
         return self._policies
 
-    def before_tool_call(
-        self,
-        tool: str,
-        *,
-        role: str | None = None,
-        arguments: dict[str, Any] | None = None,
-        approval: Approval | None = None,
-        session_id: str | None = None,
-        run_id: str | None = None,
-    ) -> Verdict:
-        """Tool authorization: role allowlist, global denylist (deny wins), approval of sensitive tools."""
-        return self.policies.before_tool_call(
-            tool, role=role, arguments=arguments, approval=approval, session_id=session_id, run_id=run_id
-        )
+    def before_tool_call(self, tool: str, **call: Unpack[ToolCallOptions]) -> Verdict:
+        """Tool authorization: role allowlist, global denylist (deny wins), approval of sensitive tools.
+
+        Keywords (:class:`~stockade.guardrails.policies.ToolCallOptions`): ``role``, ``arguments``,
+        ``approval``, ``session_id``, ``run_id``; see :meth:`PolicyEngine.before_tool_call`.
+        """
+        return self.policies.before_tool_call(tool, **call)
 
     async def before_request(self, session_id: str, *, run_id: str | None = None) -> Verdict:
         """Count one model request of the session; blocks past the per-session request quota."""
@@ -159,28 +165,15 @@ class GuardrailSystem:
         """
         return await self._check(Stage.CONTEXT, text, session_id, metadata, source=source)
 
-    def check_input_sync(
-        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
-    ) -> Verdict:
-        return _run_sync(self.check_input(text, session_id=session_id, metadata=metadata), "check_input")
+    # The sync twins take the same keywords as the async methods (typed by CheckOptions/ContextCheckOptions).
+    def check_input_sync(self, text: str, **options: Unpack[CheckOptions]) -> Verdict:
+        return _run_sync(self.check_input(text, **options), "check_input")
 
-    def check_output_sync(
-        self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
-    ) -> Verdict:
-        return _run_sync(self.check_output(text, session_id=session_id, metadata=metadata), "check_output")
+    def check_output_sync(self, text: str, **options: Unpack[CheckOptions]) -> Verdict:
+        return _run_sync(self.check_output(text, **options), "check_output")
 
-    def check_context_sync(
-        self,
-        text: str,
-        *,
-        source: str | None,
-        session_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> Verdict:
-        return _run_sync(
-            self.check_context(text, source=source, session_id=session_id, metadata=metadata),
-            "check_context",
-        )
+    def check_context_sync(self, text: str, **options: Unpack[ContextCheckOptions]) -> Verdict:
+        return _run_sync(self.check_context(text, **options), "check_context")
 
     async def warmup(self) -> None:
         """Load models now instead of on the first check."""

@@ -15,10 +15,10 @@ from stockade.guardrails.checks.classification.config import (
     OpenAIEncoderConfig,
     RouteConfig,
 )
+from stockade.guardrails.checks.config_base import CheckSettings, CustomCheckConfig, Stage, Strict
 from stockade.guardrails.checks.exfiltration.config import ExfiltrationConfig
-from stockade.guardrails.checks.settings import CheckSettings, CustomCheckConfig, Stage, Strict
 
-# Stage and CheckSettings (checks/settings.py), ExfiltrationConfig (exfiltration/config.py) and the classification
+# Stage and CheckSettings (checks/config_base.py), ExfiltrationConfig (exfiltration/config.py) and the classification
 # settings (classification/config.py) are part of this module's vocabulary too.
 __all__ = [
     "DEFAULT_PII_ENTITIES",

@@ -13,13 +13,16 @@ When model-api does not answer (no bus, timeout, an error reply) :meth:`Catalogu
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from stockade.contracts import ModelChanged
+from stockade.contracts.nats_sync import sync_with_server
+from stockade.contracts.replies import ErrorReply, ModelGetQuery, ModelGetReply, PricePoint
 from stockade.contracts.subjects import DBCONFIG_ACTIVATED, MODEL_CHANGED, MODEL_CMD_GET
 
 log = logging.getLogger(__name__)
@@ -60,19 +63,19 @@ class CatalogueModel:
         return self.input_price_per_mtok, self.output_price_per_mtok
 
     @classmethod
-    def from_record(cls, provider: str, record: dict[str, Any], history: Any = None) -> CatalogueModel:
+    def from_record(
+        cls, provider: str, record: dict[str, Any], history: Sequence[PricePoint] | None = None
+    ) -> CatalogueModel:
         window = record.get("contextWindow")
         prices = []
-        for item in history if isinstance(history, list) else ():
+        for point in history or ():
             try:
-                at = datetime.fromisoformat(str(item["effectiveAt"]))
-            except (KeyError, TypeError, ValueError):
+                at = datetime.fromisoformat(point.effective_at)
+            except ValueError:
                 continue
             if at.tzinfo is None:
                 continue
-            prices.append(
-                (at, _price(item.get("inputPricePerMToken")), _price(item.get("outputPricePerMToken")))
-            )
+            prices.append((at, _price(point.input_price_per_m_token), _price(point.output_price_per_m_token)))
         prices.sort(key=lambda p: p[0])
         return cls(
             price_history=tuple(prices),
@@ -111,7 +114,7 @@ class CatalogueClient:
         if self._sub is None:
             self._sub = await self.nc.subscribe(MODEL_CHANGED, cb=self._on_change)
             self._activations = await self.nc.subscribe(DBCONFIG_ACTIVATED, cb=self._on_activation)
-            await self.nc.flush()
+            await sync_with_server(self.nc)
 
     async def close(self) -> None:
         for name in ("_sub", "_activations"):
@@ -128,12 +131,11 @@ class CatalogueClient:
     async def _on_change(self, msg: Any) -> None:
         self._generation += 1
         try:
-            event = json.loads(msg.data)
-            key = (str(event["provider"]).strip().lower(), str(event["model_id"]))
-        except (ValueError, KeyError, TypeError):
+            event = ModelChanged.model_validate_json(msg.data)
+        except ValueError:
             self._cache.clear()  # an event we cannot read: forget everything rather than keep a stale price
             return
-        self._cache.pop(key, None)
+        self._cache.pop((event.provider.strip().lower(), event.model_id), None)
 
     def cached(self, provider: str, model_id: str) -> CatalogueModel | None:
         return self._cache.get((provider.strip().lower(), model_id))
@@ -151,24 +153,21 @@ class CatalogueClient:
             return None
         self.requests += 1
         generation = self._generation
-        payload = json.dumps({"provider": key[0], "model_id": model_id}).encode()
+        payload = ModelGetQuery(provider=key[0], model_id=model_id).to_bytes()
         try:
             reply = await self.nc.request(MODEL_CMD_GET, payload, timeout=self.timeout)
-            body = json.loads(reply.data)
+            error = ErrorReply.parse(reply.data)
+            answer = None if error is not None else ModelGetReply.model_validate_json(reply.data)
         except Exception as exc:  # no responder, timeout, closed connection, garbage: fall back to YAML
             log.warning("%s for %s/%s failed: %s: %s", MODEL_CMD_GET, *key, type(exc).__name__, exc)
             return None
-        if not isinstance(body, dict):
-            return None
-        error = body.get("error")
-        if isinstance(error, dict):
-            if error.get("code") == "not_found" and generation == self._generation:
+        if error is not None:
+            if error.error.code == "not_found" and generation == self._generation:
                 self._cache[key] = None
             return None
-        record = body.get("model")
-        if not isinstance(record, dict):
+        if answer is None or answer.model is None:
             return None
-        model = CatalogueModel.from_record(key[0], record, body.get("priceHistory"))
+        model = CatalogueModel.from_record(key[0], answer.model, answer.price_history)
         if generation == self._generation:
             self._cache[key] = model
         return model

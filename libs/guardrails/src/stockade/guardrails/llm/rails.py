@@ -11,7 +11,7 @@
 - Result: :class:`GenerationResult` with per-check verdicts, timings, token usage and a cost estimate; one
   GENERATE event is recorded per call.
 
-Streaming (:meth:`LLMRails.astream`, :class:`~stockade.guardrails.llm.stream.RailsStream`) releases text only
+Streaming (:meth:`LLMRails.astream`, :class:`~stockade.guardrails.llm.rails_stream.RailsStream`) releases text only
 after output checks covered it (see ``streaming``). Both run the steps of :mod:`~stockade.guardrails.llm.steps`;
 the keywords of a call are :class:`~stockade.guardrails.llm.call.GenerateOptions`.
 """
@@ -35,8 +35,8 @@ from stockade.guardrails.llm.config import ModelConfig
 from stockade.guardrails.llm.message_checks import ContentRails
 from stockade.guardrails.llm.messages import ChatMessage, ChatRequest, ToolDefinition
 from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
+from stockade.guardrails.llm.rails_stream import RailsStream
 from stockade.guardrails.llm.result import GenerationResult
-from stockade.guardrails.llm.stream import RailsStream
 from stockade.guardrails.policies.engine import PolicyEngine
 from stockade.guardrails.storage.hook import GuardrailsStorageHook
 from stockade.guardrails.storage.result import FlushResult

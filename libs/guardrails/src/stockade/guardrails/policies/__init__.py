@@ -19,7 +19,7 @@ from stockade.guardrails.policies.tokens import (
     TokenCounter,
     ensure_offline_encodings,
 )
-from stockade.guardrails.policies.tools import ToolAuthorizer
+from stockade.guardrails.policies.tools import ToolAuthorizer, ToolCallOptions, ToolRequest
 
 __all__ = [
     "AgentHooks",
@@ -39,7 +39,9 @@ __all__ = [
     "TokenBudgetConfig",
     "TokenCounter",
     "ToolAuthorizer",
+    "ToolCallOptions",
     "ToolCallTicket",
+    "ToolRequest",
     "ToolsConfig",
     "args_hash",
     "ensure_offline_encodings",

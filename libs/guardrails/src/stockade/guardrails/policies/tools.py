@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from stockade.guardrails.policies.approval import Approval, args_hash
 from stockade.guardrails.policies.config import SensitiveToolConfig, ToolsConfig
@@ -19,6 +19,25 @@ from stockade.guardrails.policies.decisions import decision
 from stockade.guardrails.verdict import Action, Verdict
 
 NAME = "tool_authorization"
+
+
+class _ToolArgs(TypedDict, total=False):
+    role: str | None
+    arguments: dict[str, Any] | None
+    approval: Approval | None
+
+
+class ToolRequest(_ToolArgs, total=False):
+    """The keywords of :meth:`ToolAuthorizer.authorize` and :meth:`ToolAuthorizer.evaluate`."""
+
+    now: datetime | None
+
+
+class ToolCallOptions(_ToolArgs, total=False):
+    """The keywords of ``before_tool_call()`` (PolicyEngine, GuardrailSystem): the request plus its session/run."""
+
+    session_id: str | None
+    run_id: str | None
 
 
 def _matches(tool: str, patterns: Iterable[str]) -> bool:
@@ -37,16 +56,9 @@ class ToolAuthorizer:
                 return rules
         return None
 
-    def authorize(
-        self,
-        tool: str,
-        *,
-        role: str | None = None,
-        arguments: dict[str, Any] | None = None,
-        approval: Approval | None = None,
-        now: datetime | None = None,
-    ) -> Verdict:
-        return self.evaluate(tool, role=role, arguments=arguments, approval=approval, now=now)[0]
+    def authorize(self, tool: str, **request: Unpack[ToolRequest]) -> Verdict:
+        """May ``role`` call ``tool`` with ``arguments`` (keywords: :class:`ToolRequest`)?"""
+        return self.evaluate(tool, **request)[0]
 
     def evaluate(
         self,

@@ -23,7 +23,6 @@ never the sender's claim. Messages arrive at most once and only while connected 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -32,6 +31,8 @@ from types import TracebackType
 from typing import Any
 
 from stockade.contracts import agent_wire, subjects
+from stockade.contracts.nats_sync import sync_with_server
+from stockade.contracts.replies import SubmitReply
 from stockade.guardrails.errors import CheckUnavailableError, ConfigError
 from stockade.guardrails.extras import require
 from stockade.guardrails.policies.counters.nats_kv import redacted
@@ -140,10 +141,9 @@ class AgentBus:
             ) from exc
         inbox = subjects.agent_inbox(s.agent_id)
         self._inbox = await nc.subscribe(inbox)
-        # The server's -ERR for a refused subscription comes before the PONG of a later PING. Two round trips:
-        # with one, 24 of 150 refusals were not seen yet on a loaded machine (a PONG owed to an earlier PING).
-        for _ in range(2):
-            await nc.flush(timeout=s.connect_timeout_s)
+        # The server's -ERR for a refused subscription comes before the PONG of a PING written after the SUB
+        # (one plain flush can overtake the SUB: 24 of 150 refusals were missed on a loaded machine).
+        await sync_with_server(nc, s.connect_timeout_s)
         if any("permissions violation" in e and f'"{inbox}"' in e for e in self._errors):
             await nc.close()
             raise ConfigError(f"NATS user may not subscribe to {inbox}: check deploy/nats/agents.conf")
@@ -208,17 +208,16 @@ class AgentBus:
 
 def _send_result(data: bytes, receiver: str, nonce: str) -> SendResult:
     try:
-        answer = json.loads(data)
-        status = answer["status"]
-    except (ValueError, TypeError, KeyError) as exc:
+        answer = SubmitReply.model_validate_json(data)
+    except ValueError as exc:
         raise CheckUnavailableError(f"agent bus: unreadable trust-broker answer {data[:200]!r}") from exc
-    if status == "delivered":
+    if answer.status == "delivered":
         return SendResult(delivered=True, receiver=receiver, nonce=nonce)
     return SendResult(
         delivered=False,
         receiver=receiver,
         nonce=nonce,
-        reason=answer.get("reason"),
-        layer=answer.get("layer"),
-        error=answer.get("error"),
+        reason=answer.reason,
+        layer=answer.layer,
+        error=answer.error,
     )

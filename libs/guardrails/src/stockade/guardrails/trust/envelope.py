@@ -40,15 +40,7 @@ class AttestationEnvelope(BaseModel):
     signature: str = Field(pattern=HEX64, description="HMAC-SHA256 over the canonical signed fields, hex.")
 
     def signed_fields(self) -> dict[str, Scalar]:
-        return signed_fields(
-            sender=self.sender,
-            receiver=self.receiver,
-            key_id=self.key_id,
-            payload_sha256=self.payload_sha256,
-            nonce=self.nonce,
-            timestamp_ms=self.timestamp_ms,
-            capability=self.capability,
-        )
+        return signed_fields(**self.model_dump(exclude={"v", "signature"}))
 
     def signing_input(self) -> bytes:
         """The exact bytes the HMAC covers: ``canonical_json(self.signed_fields())``, built directly."""
@@ -115,17 +107,16 @@ def signing_input(
     JCS string encoder, so the bytes are identical for any input (tested against :func:`canonical_json`).
     """
     if type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**53:
-        return canonical_json(  # the generic encoder raises the precise error
-            signed_fields(
-                sender=sender,
-                receiver=receiver,
-                key_id=key_id,
-                payload_sha256=payload_sha256,
-                nonce=nonce,
-                timestamp_ms=timestamp_ms,
-                capability=capability,
-            )
+        fields = signed_fields(
+            sender=sender,
+            receiver=receiver,
+            key_id=key_id,
+            payload_sha256=payload_sha256,
+            nonce=nonce,
+            timestamp_ms=timestamp_ms,
+            capability=capability,
         )
+        return canonical_json(fields)  # the generic encoder raises the precise error
     enc = canonical_string
     return (
         f'{{"capability":{"null" if capability is None else enc(capability)},"key_id":{enc(key_id)},'

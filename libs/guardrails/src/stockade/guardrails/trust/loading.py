@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from stockade.guardrails.config_files import describe_problems, read_config_text, yaml_mapping
 from stockade.guardrails.errors import ConfigError
 from stockade.guardrails.trust.config import TrustConfig
 
@@ -24,27 +24,12 @@ def trust_config_from_dict(data: dict[str, Any] | None) -> TrustConfig:
     try:
         return TrustConfig.model_validate(section)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            key = ".".join([prefix, *(str(p) for p in err["loc"])])
-            problems.append(f"{key}: {err['msg']}")
-        raise ConfigError("invalid trust configuration: " + "; ".join(problems)) from None
+        raise ConfigError("invalid trust configuration: " + describe_problems(exc, prefix)) from None
 
 
 def trust_config_from_yaml(text: str) -> TrustConfig:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"trust configuration is not valid YAML: {exc}") from None
-    if data is not None and not isinstance(data, dict):
-        raise ConfigError("trust configuration must be a YAML mapping at the top level")
-    return trust_config_from_dict(data)
+    return trust_config_from_dict(yaml_mapping(text, "trust configuration"))
 
 
 def trust_config_from_path(path: str | Path) -> TrustConfig:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read trust configuration file {p}: {exc.strerror}") from None
-    return trust_config_from_yaml(text)
+    return trust_config_from_yaml(read_config_text(Path(path), "trust configuration"))

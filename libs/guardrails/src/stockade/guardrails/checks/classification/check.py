@@ -10,6 +10,7 @@ import logging
 import os
 
 from stockade.guardrails.checks.base import CheckContext, ContentCheck
+from stockade.guardrails.checks.classification.builtin_routes import default_routes
 from stockade.guardrails.checks.classification.encoders import (
     Encoder,
     build_encoder,
@@ -18,8 +19,7 @@ from stockade.guardrails.checks.classification.encoders import (
     encoder_fingerprint,
 )
 from stockade.guardrails.checks.classification.prefilter import Decision, Prefilter
-from stockade.guardrails.checks.classification.router import Route, RouterModel, Scorer
-from stockade.guardrails.checks.classification.routes import default_routes
+from stockade.guardrails.checks.classification.semantic_router import Route, RouterModel, Scorer
 from stockade.guardrails.checks.config import ClassificationConfig, ContentChecksConfig
 from stockade.guardrails.verdict import Action, CheckResult, Finding
 

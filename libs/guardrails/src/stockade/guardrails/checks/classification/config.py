@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from stockade.guardrails.checks.settings import CheckSettings, Stage, Strict
+from stockade.guardrails.checks.config_base import CheckSettings, Stage, Strict
 
 
 class EncoderType(StrEnum):

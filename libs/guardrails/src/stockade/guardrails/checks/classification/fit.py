@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stockade.guardrails.checks.classification.builtin_routes import default_routes
 from stockade.guardrails.checks.classification.encoders import (
     Encoder,
     build_encoder,
@@ -27,7 +28,7 @@ from stockade.guardrails.checks.classification.encoders import (
     encode_all,
     encoder_fingerprint,
 )
-from stockade.guardrails.checks.classification.router import (
+from stockade.guardrails.checks.classification.semantic_router import (
     Band,
     PrefilterBands,
     Route,
@@ -35,7 +36,6 @@ from stockade.guardrails.checks.classification.router import (
     top_k_mean,
     top_k_means,
 )
-from stockade.guardrails.checks.classification.routes import default_routes
 from stockade.guardrails.checks.config import ClassificationConfig, RouteConfig
 
 

@@ -36,7 +36,8 @@ class TextTooLongError(GuardrailError):
 
 @dataclass(frozen=True)
 class Scores:
-    """Per class, the highest probability over the windows read, and the character span of that window."""
+    """Per class, its highest score over the windows read (see :func:`window_scores`), and the character span
+    of that window."""
 
     probs: dict[str, float]
     spans: dict[str, tuple[int, int]]
@@ -85,6 +86,9 @@ class AttackClassifier:
         self.window = int(self.meta["window"])
         self.stride = int(self.meta["stride"])
         self.model_windows = int(self.meta["model_windows"])
+        self.rule = str(self.meta.get("rule", CLASS_PROBABILITY))
+        if self.rule not in RULES:
+            raise CheckUnavailableError(f"{FEATURE}: {directory} has an unknown rule {self.rule!r}")
         self.cls_id = tokenizer.token_to_id(_CLS)
         self.sep_id = tokenizer.token_to_id(_SEP)
         self._lock = threading.Lock()
@@ -121,6 +125,7 @@ class AttackClassifier:
             mask[row, : len(seq)] = 1
         with self._lock:  # one run at a time per session: intra-op threads are the parallelism
             [probs] = self.session.run(["probs"], {"input_ids": input_ids, "attention_mask": mask})
+        probs = window_scores(probs, self.labels, self.rule)
         best = probs.argmax(axis=0)
         out: dict[str, float] = {}
         spans: dict[str, tuple[int, int]] = {}
@@ -129,6 +134,33 @@ class AttackClassifier:
             out[label] = float(probs[row, k])
             spans[label] = _char_span(offsets, starts[chosen[row]], len(windows[chosen[row]]))
         return Scores(out, spans, len(windows), len(chosen))
+
+
+CLASS_PROBABILITY, TYPED_ATTACK = "class-probability", "typed-attack"
+RULES = (CLASS_PROBABILITY, TYPED_ATTACK)
+
+
+def window_scores(probs: Any, labels: list[str], rule: str) -> Any:
+    """Each window's score per class (rows: windows), before the maximum over windows.
+
+    The model directory's ``classifier.json`` names its ``rule`` (absent: class-probability, as in the model
+    shipped today). ``class-probability``: the class's own probability. ``typed-attack``: a window
+    scores the probability that it is an attack of any kind, 1 - P(benign), and gives it to its most probable
+    attack class only (the others score 0 there). Sources disagree on where injection ends and jailbreak
+    begins ("ignore previous instructions" is one in some and the other in others), so the model often splits
+    a clear attack between the two, each under its threshold; the sum says "attack" and the larger part says
+    which. The benign column keeps P(benign)."""
+    import numpy as np
+
+    if rule == CLASS_PROBABILITY:
+        return probs
+    benign = labels.index("benign")
+    attack_cols = [k for k in range(len(labels)) if k != benign]
+    out = np.zeros_like(probs)
+    out[:, benign] = probs[:, benign]
+    top = np.asarray(attack_cols)[probs[:, attack_cols].argmax(axis=1)]
+    out[np.arange(len(probs)), top] = 1.0 - probs[:, benign]
+    return out
 
 
 def _char_span(offsets: list[tuple[int, int]], start: int, length: int) -> tuple[int, int]:

@@ -18,7 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stockade.guardrails.checks.classification.encoders import Encoder, encode_all
-from stockade.guardrails.checks.classification.router import PrefilterBands, Route, RouterModel, Scorer
+from stockade.guardrails.checks.classification.semantic_router import (
+    PrefilterBands,
+    Route,
+    RouterModel,
+    Scorer,
+)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import re
 
 from pydantic import Field, field_validator
 
-from stockade.guardrails.checks.settings import CheckSettings, Stage, Strict
+from stockade.guardrails.checks.config_base import CheckSettings, Stage, Strict
 
 
 class SecretsDetectorConfig(Strict):

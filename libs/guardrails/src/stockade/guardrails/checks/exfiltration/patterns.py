@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
 from stockade.guardrails.checks.exfiltration.config import AbnormalPatternsConfig
+from stockade.guardrails.checks.pii.phi_checksums import luhn_valid
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z0-9_\-]{16,}={0,2}")
 _HEX = re.compile(r"\b(?:0x)?[0-9a-fA-F]{16,}\b")
@@ -34,17 +35,9 @@ class PatternHit:
 
 
 def luhn_ok(digits: str) -> bool:
-    nums = [int(c) for c in digits if c.isdigit()]
-    if len(nums) < 12:
-        return False
-    total = 0
-    for i, d in enumerate(reversed(nums)):
-        if i % 2 == 1:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
+    """A card number: 12 or more digits (separators ignored) with a valid Luhn check digit."""
+    nums = "".join(c for c in digits if c.isdigit())
+    return len(nums) >= 12 and luhn_valid(nums)
 
 
 def find_bulk_pii(text: str) -> list[PatternHit]:

@@ -1,4 +1,4 @@
-"""Check digits of US health identifiers (pure functions, no Presidio needed)."""
+"""Check digits (pure functions, no Presidio needed): Luhn (card numbers, the NPI) and the DEA number."""
 
 from __future__ import annotations
 

@@ -8,7 +8,13 @@ from typing import Any
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
 from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
-from stockade.guardrails.llm.providers.base import ModelProviderError, StreamChunk, error_summary
+from stockade.guardrails.llm.providers.base import (
+    ModelProviderError,
+    SdkClientPair,
+    StreamChunk,
+    error_summary,
+    sdk_client_options,
+)
 
 
 class _StreamState:
@@ -29,21 +35,14 @@ class _StreamState:
         return None
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkClientPair):
     """``provider: anthropic``."""
 
     def __init__(self, config: ModelConfig) -> None:
         anthropic = require("anthropic", extra="providers", feature="the anthropic provider")
         self.config, self.model = config, config.model
         self.provider: str = config.provider
-        secret = config.resolve_api_key()
-        common: dict[str, Any] = {
-            "api_key": secret.get_secret_value() if secret else None,
-            "timeout": config.timeout_seconds,
-            "max_retries": config.max_retries,
-        }
-        if config.base_url:
-            common["base_url"] = config.base_url
+        common = sdk_client_options(config)
         self._client = anthropic.Anthropic(**common)
         self._aclient = anthropic.AsyncAnthropic(**common)
         self._errors: tuple[type[BaseException], ...] = (anthropic.AnthropicError,)
@@ -119,7 +118,3 @@ class AnthropicProvider:
                     yield piece
         except self._errors as exc:
             raise ModelProviderError(error_summary(self.provider, exc)) from exc
-
-    async def aclose(self) -> None:
-        await self._aclient.close()
-        self._client.close()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage
+
+if TYPE_CHECKING:
+    from stockade.guardrails.llm.config import ModelConfig
 
 
 class ModelProviderError(GuardrailError):
@@ -38,6 +41,31 @@ class ModelProvider(Protocol):
     def astream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]: ...
 
     async def aclose(self) -> None: ...
+
+
+class SdkClientPair:
+    """Base of the providers that hold a vendor SDK's sync and async client side by side."""
+
+    _client: Any
+    _aclient: Any
+
+    async def aclose(self) -> None:
+        await self._aclient.close()
+        self._client.close()
+
+
+def sdk_client_options(config: ModelConfig, *, base_url: bool = True) -> dict[str, Any]:
+    """The keywords the vendor SDK clients take alike: the API key (unwrapped), timeout, retries, and
+    ``base_url`` when one is configured (``base_url=False``: the caller passes it under another name)."""
+    secret = config.resolve_api_key()
+    options: dict[str, Any] = {
+        "api_key": secret.get_secret_value() if secret else None,
+        "timeout": config.timeout_seconds,
+        "max_retries": config.max_retries,
+    }
+    if base_url and config.base_url:
+        options["base_url"] = config.base_url
+    return options
 
 
 def error_summary(provider: str, exc: BaseException) -> str:

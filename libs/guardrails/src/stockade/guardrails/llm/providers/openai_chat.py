@@ -9,7 +9,13 @@ from typing import Any
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
 from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
-from stockade.guardrails.llm.providers.base import ModelProviderError, StreamChunk, error_summary
+from stockade.guardrails.llm.providers.base import (
+    ModelProviderError,
+    SdkClientPair,
+    StreamChunk,
+    error_summary,
+    sdk_client_options,
+)
 
 
 def _messages(request: ChatRequest) -> list[dict[str, Any]]:
@@ -43,27 +49,20 @@ def _chunk(chunk: Any) -> StreamChunk | None:
     return StreamChunk(text=text, usage=usage) if text or usage else None
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkClientPair):
     """``provider: openai`` or ``azure_openai`` (``model`` is then the Azure deployment name)."""
 
     def __init__(self, config: ModelConfig) -> None:
         openai = require("openai", extra="providers", feature=f"the {config.provider} provider")
         self.config, self.model = config, config.model
         self.provider: str = config.provider
-        secret = config.resolve_api_key()
-        key = secret.get_secret_value() if secret else None
-        common: dict[str, Any] = {
-            "api_key": key,
-            "timeout": config.timeout_seconds,
-            "max_retries": config.max_retries,
-        }
-        if config.provider == "azure_openai":
-            azure = {"azure_endpoint": config.base_url, "api_version": config.api_version, **common}
-            self._client = openai.AzureOpenAI(**azure)
-            self._aclient = openai.AsyncAzureOpenAI(**azure)
+        azure = config.provider == "azure_openai"
+        common = sdk_client_options(config, base_url=not azure)
+        if azure:
+            common.update(azure_endpoint=config.base_url, api_version=config.api_version)
+            self._client = openai.AzureOpenAI(**common)
+            self._aclient = openai.AsyncAzureOpenAI(**common)
         else:
-            if config.base_url:
-                common["base_url"] = config.base_url
             self._client = openai.OpenAI(**common)
             self._aclient = openai.AsyncOpenAI(**common)
         self._errors: tuple[type[BaseException], ...] = (openai.OpenAIError,)
@@ -137,7 +136,3 @@ class OpenAIProvider:
                     yield piece
         except self._errors as exc:
             raise ModelProviderError(error_summary(self.provider, exc)) from exc
-
-    async def aclose(self) -> None:
-        await self._aclient.close()
-        self._client.close()
