@@ -26,8 +26,11 @@ from stockade.contracts import (
     subjects,
 )
 from stockade.contracts.jetstream import ensure_stream
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.contracts.streams import STREAM_SPECS
 from stockade.guardrail_ingest.settings import IngestSettings, SinkSettings
+from stockade.runtime.bus import connect_broker, make_broker, stop_broker
+from stockade.runtime.settings import NatsSettings
 from stockade.testing.ports import free_port
 
 pytestmark = [pytest.mark.nats, pytest.mark.clickhouse]
@@ -78,7 +81,7 @@ async def test_ingest_keys_are_verified_and_revoked_under_the_deploy_grants(
 
     model_api = await nats.connect(server.url, user="model-api", password=password)
     await model_api.subscribe(subjects.APIKEY_CMD_VERIFY_INGEST, queue="model-api", cb=answer)
-    await model_api.flush()
+    await sync_with_server(model_api)
     sent = {"X-API-Key": key}
     async with kit.served(settings) as base, httpx.AsyncClient(base_url=base) as client:
         first = await client.post("/api/v1/guardrails/clickhouse", json=kit.batch_body(2), headers=sent)
@@ -132,7 +135,7 @@ async def test_service_works_with_its_least_privilege_nats_user(
         await msg.respond(active_reply.model_dump_json().encode())
 
     responder = await model_api.subscribe(subjects.DBCONFIG_CMD_ACTIVE, cb=answer)
-    await model_api.flush()
+    await sync_with_server(model_api)
     settings.sink.kind = "mongodb"  # the deployment default; the active configuration says clickhouse
     settings.sink.clickhouse_url, settings.sink.url = clickhouse_dsn, None
     body = kit.batch_body(4)
@@ -154,3 +157,56 @@ async def test_service_works_with_its_least_privilege_nats_user(
         status = await kit.wait_for(stored, within_s=20)
     await model_api.drain()
     assert status and status["last_error"] is None and status["store_errors"] == 0
+
+
+async def test_the_console_reads_an_embedded_store_through_ingest_in_parts_under_deploy_nats(
+    nats_server_factory: Any,
+    clickhouse_dsn: str,
+    unique_name: Callable[[str], str],
+    kit: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """guardrail.cmd.read_runs.v1 under deploy/nats: model-api may ask, guardrail-ingest may answer, and each part
+    of a result larger than one reply is its own request (``allow_responses: true`` allows one reply each)."""
+    import uuid
+
+    from stockade.contracts import RunStoreRead, RunStoreRows
+    from stockade.guardrail_ingest.records import to_records
+    from stockade.guardrail_ingest.run_reads import RunReads
+    from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
+    from stockade.guardrails.storage.wire import GuardrailBatch
+
+    server, password = deploy_nats(nats_server_factory, monkeypatch)
+    sink = ClickHouseSink(clickhouse_dsn, unique_name("reads"))
+    await sink.ensure_schema()
+    await sink.write(to_records(GuardrailBatch.model_validate(kit.batch_body(30, run_id="parts"))))
+
+    async def ready() -> ClickHouseSink:
+        return sink
+
+    ingest_settings = NatsSettings(
+        url=server.url, user="guardrail-ingest", password=SecretStr(password), startup_wait_s=5
+    )
+    ingest = make_broker(ingest_settings, name="guardrail-ingest")  # as the service: a FastStream subscriber
+    nc = await connect_broker(ingest, ingest_settings)
+    model_api = await nats.connect(server.url, user="model-api", password=password)
+    try:
+        RunReads(ready, part_bytes=1500).declare(ingest, lambda: nc.max_payload)
+        await ingest.start()
+        await sync_with_server(nc)
+        read_id, sql = uuid.uuid4().hex, f"SELECT event_id FROM {sink.table} ORDER BY event_id"  # noqa: S608
+        ids: list[str] = []
+        part, parts = 0, 1
+        while part < parts:
+            request = RunStoreRead(read_id=read_id, sql=sql if part == 0 else "", part=part)
+            reply = await model_api.request(
+                subjects.GUARDRAIL_CMD_READ_RUNS, request.model_dump_json().encode(), timeout=5
+            )
+            rows = RunStoreRows.model_validate_json(reply.data)
+            ids += [r[0] for r in rows.rows]
+            part, parts = part + 1, rows.parts
+        assert parts > 1 and len(ids) == 30 and ids == sorted(ids)
+    finally:
+        await model_api.drain()
+        await stop_broker(ingest, 5)
+        await sink.aclose()

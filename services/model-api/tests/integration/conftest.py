@@ -18,7 +18,9 @@ import httpx
 import pytest
 import uvicorn
 
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.guardrail_ingest.records import to_records
+from stockade.guardrail_ingest.run_reads import RunReads
 from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
 from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
 from stockade.guardrail_ingest.sinks.mongodb import MongoSink
@@ -222,6 +224,7 @@ async def store_dynamo(endpoint: str, table: str, batches: list[dict]) -> None:
 @pytest.fixture(
     params=[
         pytest.param("clickhouse", marks=pytest.mark.clickhouse),
+        pytest.param("clickhouse-via-ingest", marks=[pytest.mark.clickhouse, pytest.mark.nats]),
         pytest.param("mongodb", marks=pytest.mark.mongo),
         pytest.param("dynamodb", marks=pytest.mark.dynamodb),
     ]
@@ -230,10 +233,53 @@ async def runs_client(
     request, settings_for, login, postgres_database, nats_url, unique_name
 ) -> AsyncIterator[httpx.AsyncClient]:
     """A signed-in client of a console whose active store (ClickHouse, then MongoDB) holds
-    :func:`sample_batches`, stored by guardrail-ingest's sink for that store."""
-    from stockade.identity import create_user
-
+    :func:`sample_batches`, stored by guardrail-ingest's sink for that store. ``clickhouse-via-ingest``: the
+    console reads ClickHouse through guardrail-ingest's answers on NATS (as under ``stockade up``), in parts of
+    4 KiB so that every page's result comes in several."""
     name = unique_name("guardrail_events")
+    if request.param == "clickhouse-via-ingest":
+        async with _ingest_answers(request.getfixturevalue("clickhouse_dsn"), name, nats_url):
+            runs = RunStoreSettings(clickhouse_through_ingest=True, table=name, page_size=25)
+            async for client in _signed_in(
+                request, settings_for(postgres_database, nats_url, 0, runs=runs), login, unique_name
+            ):
+                yield client
+        return
+    async for client in _store_and_sign_in(
+        request, settings_for, login, postgres_database, nats_url, name, unique_name
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def _ingest_answers(dsn: str, table: str, nats_url: str) -> AsyncIterator[None]:
+    """guardrail-ingest's answers to guardrail.cmd.read_runs.v1 on ``table`` (its own sink, and its responder on
+    a broker as the service declares it)."""
+    from stockade.runtime.bus import connect_broker, make_broker, stop_broker
+    from stockade.runtime.settings import NatsSettings
+
+    await store_batches(dsn, table, sample_batches())
+    sink = ClickHouseSink(dsn, table)
+
+    async def ready() -> ClickHouseSink:
+        return sink
+
+    settings = NatsSettings(url=nats_url, startup_wait_s=5)
+    broker = make_broker(settings, name="guardrail-ingest")
+    nc = await connect_broker(broker, settings)
+    RunReads(ready, part_bytes=4096).declare(broker, lambda: nc.max_payload)
+    await broker.start()
+    await sync_with_server(nc)
+    try:
+        yield
+    finally:
+        await stop_broker(broker, settings.drain_timeout_s)
+        await sink.aclose()
+
+
+async def _store_and_sign_in(
+    request, settings_for, login, postgres_database, nats_url, name, unique_name
+) -> AsyncIterator[httpx.AsyncClient]:
     if request.param == "clickhouse":
         dsn = request.getfixturevalue("clickhouse_dsn")
         await store_batches(dsn, name, sample_batches())
@@ -249,7 +295,16 @@ async def runs_client(
         endpoint = request.getfixturevalue("dynamodb_endpoint")
         await store_dynamo(endpoint, name, sample_batches())
         runs = RunStoreSettings(dynamodb_url=endpoint, dynamodb_region="us-east-1", table=name, page_size=25)
-    app = create_app(settings_for(postgres_database, nats_url, 0, runs=runs))
+    async for client in _signed_in(
+        request, settings_for(postgres_database, nats_url, 0, runs=runs), login, unique_name
+    ):
+        yield client
+
+
+async def _signed_in(request, settings, login, unique_name) -> AsyncIterator[httpx.AsyncClient]:
+    from stockade.identity import create_user
+
+    app = create_app(settings)
     async with app.router.lifespan_context(app):
         email = f"{unique_name('user')}@example.org"
         async with app.state.service.sessions() as s:
@@ -257,7 +312,7 @@ async def runs_client(
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             assert (await login(client, email)).status_code == 303
-            if request.param != "clickhouse":
+            if not request.param.startswith("clickhouse"):
                 token = (await client.get("/api/platform/session")).json()["csrfToken"]
                 form = {"csrf_token": token, "name": "events", "db_type": request.param, "activate": "1"}
                 assert (await client.post("/db-configs", data=form)).status_code == 303
@@ -334,7 +389,8 @@ class PromptWorld:
     """The console (``base_url``) and prompt-api (``prompt_api``) over one database.
 
     Projects: ``shop`` (direct flow: prompt ``greeting`` v1, v2; skill ``refund-policy`` v1, v2) and ``legal``
-    (Manual review: prompt ``terms`` v1, and two pending proposals by ``author``). ``reviewer`` is a member of
+    (Manual review: prompt ``terms`` v1 and skill ``refund-policy`` v1, with two pending prompt proposals and one
+    pending skill proposal by ``author``). ``reviewer`` is a member of
     both and holds the approver tag on ``legal``; ``author`` is a member of ``legal`` only, without the tag.
     Everyone signs in with the same password; each has a write key.
     """
@@ -442,6 +498,26 @@ async def prompt_world(
                     "author",
                     "/prompts/terms/proposals",
                     {"project_id": legal.id, "content": "Terms: shout.", "commit_message": "louder"},
+                )
+                await post(
+                    "reviewer",
+                    "/skills/active-version",
+                    {
+                        "project_id": legal.id,
+                        "skill_name": "refund-policy",
+                        "skill_md": SKILL_MD.format(description="Refunds, legal.", body="Refund in 14 days."),
+                        "files": {"references/policy.md": "# Policy\n", "old.txt": "old\n"},
+                    },
+                )
+                await post(
+                    "author",
+                    "/skills/refund-policy/proposals",
+                    {
+                        "project_id": legal.id,
+                        "skill_md": SKILL_MD.format(description="Refunds, legal.", body="Refund in 30 days."),
+                        "files": {"references/policy.md": "# Policy v2\n", "notes.txt": "new\n"},
+                        "commit_message": "longer refunds",
+                    },
                 )
             yield PromptWorld(
                 base_url,

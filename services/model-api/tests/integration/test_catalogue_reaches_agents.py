@@ -11,6 +11,7 @@ from decimal import Decimal
 import pytest
 
 from stockade.contracts import subjects
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.guardrails import LLMRails
 from stockade.guardrails.llm.catalogue import CatalogueClient
 from stockade.guardrails.llm.messages import ModelResponse, TokenUsage
@@ -70,7 +71,7 @@ async def put_model(
 async def change_seen(nats_client, model_id: str, put) -> None:
     """Run ``put`` and wait until its ``model.changed.v1`` event is on the bus (the outbox relays it)."""
     events = await nats_client.subscribe(subjects.MODEL_CHANGED)
-    await nats_client.flush()
+    await sync_with_server(nats_client)
     await put
 
     async def ours() -> None:
@@ -122,7 +123,7 @@ async def test_a_price_effective_later_leaves_calls_before_it_at_the_old_price(
     await change_seen(nats_client, model_id, put_model(client, model_id, "2.50", "10.00"))
     later = datetime.now(UTC) + timedelta(hours=1)
     events = await nats_client.subscribe(subjects.MODEL_CHANGED)
-    await nats_client.flush()
+    await sync_with_server(nats_client)
     await put_model(client, model_id, "5.00", "20.00", effective_at=later)
     while True:  # the change event carries the effective time
         event = json.loads((await events.next_msg(timeout=10)).data)

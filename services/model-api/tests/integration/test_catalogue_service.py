@@ -1,4 +1,7 @@
-"""Service functions against real PostgreSQL (and SQLite for the schema): catalogue keyed by the active configuration."""
+"""Service functions against real PostgreSQL (and SQLite for the schema): catalogue keyed by the active configuration.
+
+The domain functions (``catalogue``, ``dbconfigs``) never commit; ``actions`` runs each change as one transaction.
+"""
 
 import asyncio
 from decimal import Decimal
@@ -6,12 +9,13 @@ from decimal import Decimal
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import func, select, update
 
-from stockade.model_api import catalogue, dbconfigs
-from stockade.model_api.errors import ConfigConflict, ModelNotFound
+from stockade.model_api import actions, catalogue, dbconfigs
+from stockade.model_api.errors import ConfigConflict, ModelNotFound, NoActiveConfig
 from stockade.model_api.migrate import upgrade_async
 from stockade.model_api.schemas import DbConfigCreate, ModelIn
-from stockade.model_api.tables import Base
+from stockade.model_api.tables import Base, DbConfig
 from stockade.runtime import create_engine, session_factory
 
 
@@ -96,18 +100,21 @@ async def test_create_update_replace_and_delete(sessions):
 async def test_the_catalogue_follows_the_active_configuration(sessions):
     async with sessions() as s:
         default = await dbconfigs.active_config(s)
-        await catalogue.upsert_model(s, default.id, "openai", model())
-        staging = await dbconfigs.create_config(s, DbConfigCreate(name="staging", db_type="mongodb"))
+        await s.commit()
+        await actions.save_model(s, None, "openai", model(), actor="u1")
+        staging = await actions.create_config(s, None, DbConfigCreate(name="staging", db_type="mongodb"))
         assert not staging.is_active
         with pytest.raises(ConfigConflict):
-            await dbconfigs.create_config(s, DbConfigCreate(name="staging", db_type="dynamodb"))
-        await dbconfigs.activate_config(s, staging.id)
+            await actions.create_config(s, None, DbConfigCreate(name="staging", db_type="dynamodb"))
+        await actions.activate(s, None, staging.id)
         active = await dbconfigs.active_config(s)
+        await s.commit()
         assert active.id == staging.id
         assert await catalogue.list_models(s, active.id) == []
+        await s.commit()
         # the same key may exist in both configurations independently
-        await catalogue.upsert_model(s, active.id, "openai", model(displayName="Staging GPT"))
-        await dbconfigs.activate_config(s, default.id)
+        await actions.save_model(s, None, "openai", model(displayName="Staging GPT"), actor="u1")
+        await actions.activate(s, None, default.id)
         back = await catalogue.list_models(s, (await dbconfigs.active_config(s)).id)
         assert [m.display_name for g in back for m in g.models] == ["GPT-4O"]
         assert [c.name for c in await dbconfigs.list_configs(s) if c.is_active] == ["default"]
@@ -116,14 +123,18 @@ async def test_the_catalogue_follows_the_active_configuration(sessions):
 async def test_concurrent_writers_keep_one_row_and_one_active_configuration(sessions):
     async with sessions() as s:
         config = await dbconfigs.active_config(s)
+        await s.commit()
         others = [
-            await dbconfigs.create_config(s, DbConfigCreate(name=f"c{i}", db_type="clickhouse"))
+            await actions.create_config(s, None, DbConfigCreate(name=f"c{i}", db_type="clickhouse"))
             for i in range(4)
         ]
 
     async def upsert(i):
         async with sessions() as s:
-            return await catalogue.upsert_model(s, config.id, "openai", model(displayName=f"writer {i}"))
+            _, saved = await actions.save_model(
+                s, None, "openai", model(displayName=f"writer {i}"), actor="u"
+            )
+            return saved
 
     results = await asyncio.gather(*(upsert(i) for i in range(6)))
     assert sorted(r.change for r in results) == ["created"] + ["updated"] * 5
@@ -133,8 +144,42 @@ async def test_concurrent_writers_keep_one_row_and_one_active_configuration(sess
 
     async def activate(config_id):
         async with sessions() as s:
-            return await dbconfigs.activate_config(s, config_id)
+            return await actions.activate(s, None, config_id)
 
     await asyncio.gather(*(activate(c.id) for c in others))
     async with sessions() as s:
         assert len([c for c in await dbconfigs.list_configs(s) if c.is_active]) == 1
+
+
+async def _config_count(sessions) -> int:
+    async with sessions() as s:
+        return (await s.execute(select(func.count()).select_from(DbConfig))).scalar_one()
+
+
+async def test_the_migrations_make_a_default_active_and_reads_never_write(sessions):
+    async with sessions() as s:
+        configs = await dbconfigs.list_configs(s)
+    assert [(c.name, c.db_type.value, c.is_active) for c in configs] == [("default", "clickhouse", True)]
+    async with sessions() as s, s.begin():
+        await s.execute(update(DbConfig).values(is_active=False))  # a manual edit: nothing active
+    async with sessions() as s:
+        with pytest.raises(NoActiveConfig):
+            await dbconfigs.active_config(s)
+        assert [c.is_active for c in await dbconfigs.list_configs(s)] == [False]
+        assert not s.new and not s.dirty
+    assert await _config_count(sessions) == 1
+
+
+async def test_a_failed_action_leaves_nothing_behind(sessions):
+    async with sessions() as s:
+        await actions.create_config(s, None, DbConfigCreate(name="taken", db_type="mongodb"))
+        with pytest.raises(ConfigConflict):
+            await actions.create_config(
+                s, None, DbConfigCreate(name="taken", db_type="dynamodb", activate=True)
+            )
+        with pytest.raises(ModelNotFound):
+            await actions.remove_model(s, None, "openai", "never-saved")
+        # the session is usable again after each rollback, and nothing of the failed actions was kept
+        active = await dbconfigs.active_config(s)
+    assert active.name == "default"
+    assert await _config_count(sessions) == 2

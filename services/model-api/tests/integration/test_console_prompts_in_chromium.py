@@ -1,6 +1,7 @@
 """The prompt and skill pages in real headless Chromium: the console and prompt-api on sockets over one
 PostgreSQL database and real NATS. Connecting a key, each page, the diff, rollback, the Manual review flow end
-to end (refused without the approver tag, then reject and approve with comments), labels and the keyboard."""
+to end for prompts and a skill (refused without the approver tag, then reject and approve with comments), labels
+and the keyboard."""
 
 import httpx
 import pytest
@@ -48,6 +49,17 @@ async def active_version(world, project, name) -> dict:
         )
     assert answer.status_code == 200
     return answer.json()
+
+
+async def skill_file(world, project, path) -> str:
+    async with httpx.AsyncClient(base_url=world.prompt_api) as api:
+        answer = await api.get(
+            f"/skills/refund-policy/{path}",
+            params={"project_id": project},
+            headers={"X-API-Key": world.keys["reviewer"]},
+        )
+    assert answer.status_code == 200
+    return answer.text
 
 
 async def test_pages_diff_and_rollback(prompt_world, browser_page):
@@ -134,7 +146,7 @@ async def test_review_flow_end_to_end(prompt_world, browser_page, chromium_brows
     await sign_in_and_connect(page, prompt_world, prompt_world.author, "author")
     await page.goto(queue_url)
     proposals = page.locator("section.proposal")
-    assert await proposals.count() == 2
+    assert await proposals.count() == 3  # two prompt versions and a skill version
     first = proposals.nth(0)
     assert "shorter answers" in await first.get_by_role("heading").text_content()
     await first.get_by_role("button", name="Approve and publish").click()
@@ -142,6 +154,15 @@ async def test_review_flow_end_to_end(prompt_world, browser_page, chromium_brows
     alert = await page.get_by_role("alert").text_content()
     assert "prompt-api refused (403)" in alert and "approver tag" in alert
     assert (await active_version(prompt_world, prompt_world.legal, "terms"))["version"] == 1
+    await page.goto(queue_url)
+    await (
+        page.locator('section.proposal[data-kind="skill"]')
+        .get_by_role("button", name="Approve and publish")
+        .click()
+    )
+    await page.wait_for_load_state()
+    assert "prompt-api refused (403)" in await page.get_by_role("alert").text_content()
+    assert (await skill_file(prompt_world, prompt_world.legal, "SKILL.md")).count("14 days") == 1
 
     # the reviewer, in a browser of their own, rejects one with a comment and approves the other
     context = await chromium_browser.new_context()
@@ -174,23 +195,46 @@ async def test_review_flow_end_to_end(prompt_world, browser_page, chromium_brows
         await reviewer.keyboard.press("Enter")
         await reviewer.wait_for_url(lambda url: "done=rejected" in url)
         assert await reviewer.get_by_role("status").text_content() == "Rejected the proposal for terms."
-        assert await reviewer.locator("section.proposal").count() == 1
+        assert await reviewer.locator("section.proposal").count() == 2
 
         short = reviewer.locator("section.proposal", has_text="shorter answers")
         await short.get_by_label("Comment").fill("Good, ship it.")
         await short.get_by_role("button", name="Approve and publish").click()
         await reviewer.wait_for_url(lambda url: "done=approved" in url)
         assert await reviewer.get_by_role("status").text_content() == "Approved: terms version 2 is active."
+
+        # the skill version: its SKILL.md diff and its files against the active version, then approve
+        skill = reviewer.locator('section.proposal[data-kind="skill"]')
+        assert "refund-policy: longer refunds" in await skill.get_by_role("heading").text_content()
+        skill_diff = skill.get_by_test_id("diff")
+        assert any("30 days" in t for t in await skill_diff.locator("tr.added").all_text_contents())
+        assert any("14 days" in t for t in await skill_diff.locator("tr.removed").all_text_contents())
+        files = skill.get_by_test_id("proposal-files").locator("tbody tr")
+        changes = {
+            (await row.locator("td").nth(0).text_content()): await row.get_attribute("data-change")
+            for row in await files.all()
+        }
+        assert changes == {"notes.txt": "new", "old.txt": "removed", "references/policy.md": "changed"}
+        await skill.get_by_label("Comment").fill("Thirty days is the policy.")
+        await skill.get_by_role("button", name="Approve and publish").click()
+        await reviewer.wait_for_url(lambda url: "done=approved" in url)
+        status = await reviewer.get_by_role("status").text_content()
+        assert status == "Approved: refund-policy version 2 is active."
         assert await reviewer.get_by_test_id("queue-empty").is_visible()
         decided = reviewer.get_by_test_id("decided").locator("tbody tr")
         texts = await decided.all_text_contents()
         assert any("approved" in t and "as version 2" in t and "Good, ship it." in t for t in texts)
         assert any("rejected" in t and "We never shout at customers." in t for t in texts)
+        skill_row = await reviewer.get_by_test_id("decided").locator('tr[data-kind="skill"]').text_content()
+        assert "approved" in skill_row and "as version 2" in skill_row and "Thirty days" in skill_row
     finally:
         await context.close()
     published = await active_version(prompt_world, prompt_world.legal, "terms")
     assert published["version"] == 2 and published["content"] == "Terms: be polite and brief."
     assert published["commit_message"] == "shorter answers"
+    md = await skill_file(prompt_world, prompt_world.legal, "SKILL.md")
+    assert "Refund in 30 days." in md and "14 days" not in md
+    assert await skill_file(prompt_world, prompt_world.legal, "notes.txt") == "new\n"
     assert refused == []
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from stockade.contracts import ActiveDbConfig, DbConfigActivated, subjects
+from stockade.contracts.nats_sync import sync_with_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.nats]
 
@@ -30,7 +31,7 @@ async def test_activation_publishes_the_store_and_the_request_answers_it(
     config_id = created.json()["id"]
 
     events = await nats_client.subscribe(subjects.DBCONFIG_ACTIVATED)
-    await nats_client.flush()
+    await sync_with_server(nats_client)
     activated = await client.post(f"/api/platform/db-configs/{config_id}/activate")
     assert activated.status_code == 200, activated.text
 

@@ -5,6 +5,7 @@ import json
 from sqlalchemy import select
 
 from stockade.contracts import ModelChanged, subjects
+from stockade.contracts.nats_sync import sync_with_server
 
 GPT = {
     "provider": "OpenAI",
@@ -142,7 +143,7 @@ async def test_cross_site_writes_and_wrong_csrf_tokens_are_refused(client):
 async def test_changes_are_published_to_jetstream_with_the_event_id_as_msg_id(console, client, nats_client):
     sub = await nats_client.subscribe(subjects.MODEL_CHANGED)
     try:
-        await nats_client.flush()
+        await sync_with_server(nats_client)
         assert (await client.post(ENDPOINT, json=GPT)).status_code == 201
         assert (await client.post(ENDPOINT, json=GPT)).status_code == 200
         gone = await client.delete(
@@ -201,7 +202,7 @@ async def test_db_configurations_switch_the_catalogue_and_publish_activation(con
     bad = await client.post("/api/platform/db-configs", json={"name": "x", "db_type": "oracle"})
     assert bad.status_code == 422
     sub = await nats_client.subscribe(subjects.DBCONFIG_ACTIVATED)
-    await nats_client.flush()
+    await sync_with_server(nats_client)
     activated = await client.post(f"/api/platform/db-configs/{created.json()['id']}/activate")
     assert activated.status_code == 200 and activated.json()["active"] is True
     listing = (await client.get(ENDPOINT)).json()

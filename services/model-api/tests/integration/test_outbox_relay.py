@@ -5,14 +5,15 @@ import json
 import pytest
 from sqlalchemy import select
 
-from stockade.contracts import ModelChanged, subjects
-from stockade.model_api import catalogue, dbconfigs
-from stockade.model_api.events import OutboxRelay
+from stockade.contracts import subjects
+from stockade.contracts.nats_sync import sync_with_server
+from stockade.model_api import actions, catalogue, dbconfigs
 from stockade.model_api.migrate import upgrade_async
 from stockade.model_api.schemas import ModelIn
 from stockade.model_api.settings import OutboxSettings
 from stockade.model_api.tables import OutboxEvent
 from stockade.runtime import create_engine, session_factory
+from stockade.runtime.outbox import OutboxRelay, given_connection
 
 
 @pytest.fixture
@@ -25,16 +26,11 @@ async def sessions(postgres_database):
 
 async def test_events_wait_in_the_outbox_while_nats_is_away_then_are_sent_once(sessions, nats_client):
     async with sessions() as s:
-        config = await dbconfigs.active_config(s)
         model = ModelIn.model_validate({"model_id": "m-1", "displayName": "M", "modelType": "embedding"})
+        await actions.save_model(s, None, "acme", model, actor="u1")
+        await actions.remove_model(s, None, "acme", "m-1")
 
-        def event(change):
-            return ModelChanged(db_config_id=config.id, provider="acme", model_id="m-1", change=change)
-
-        await catalogue.upsert_model(s, config.id, "acme", model, event_for=event)
-        await catalogue.delete_model(s, config.id, "acme", "m-1", event_for=event)
-
-    offline = OutboxRelay(sessions, None, OutboxSettings())
+    offline = OutboxRelay(sessions, OutboxEvent, given_connection(None), OutboxSettings())
     with pytest.raises(ConnectionError):
         await offline.flush()
     async with sessions() as s:
@@ -43,8 +39,8 @@ async def test_events_wait_in_the_outbox_while_nats_is_away_then_are_sent_once(s
         assert all(r.sent_at is None for r in rows)
 
     sub = await nats_client.subscribe(subjects.MODEL_CHANGED)
-    await nats_client.flush()
-    online = OutboxRelay(sessions, nats_client, OutboxSettings())
+    await sync_with_server(nats_client)
+    online = OutboxRelay(sessions, OutboxEvent, given_connection(nats_client), OutboxSettings())
     assert await online.flush() == 2
     assert await online.flush() == 0  # nothing is sent twice
     got = [await sub.next_msg(timeout=5) for _ in range(2)]
@@ -60,17 +56,29 @@ async def test_events_wait_in_the_outbox_while_nats_is_away_then_are_sent_once(s
 
 
 async def test_activation_records_an_event_only_when_the_active_configuration_changes(sessions):
-    from stockade.contracts import DbConfigActivated
     from stockade.model_api.schemas import DbConfigCreate
 
     async with sessions() as s:
         default = await dbconfigs.active_config(s)
-        other = await dbconfigs.create_config(s, DbConfigCreate(name="other", db_type="dynamodb"))
-
-        def event(config):
-            return DbConfigActivated(db_config_id=config.id, db_type=config.db_type.value)
-
-        await dbconfigs.activate_config(s, default.id, event_for=event)  # already active: no event
-        await dbconfigs.activate_config(s, other.id, event_for=event)
+        await s.commit()
+        other = await actions.create_config(s, None, DbConfigCreate(name="other", db_type="dynamodb"))
+        await actions.activate(s, None, default.id)  # already active: no event
+        await actions.activate(s, None, other.id)
         rows = (await s.execute(select(OutboxEvent))).scalars().all()
         assert [json.loads(r.payload)["db_config_id"] for r in rows] == [other.id]
+        assert json.loads(rows[0].payload)["name"] == "other"
+
+
+async def test_the_change_and_its_event_commit_together(sessions):
+    """A change whose transaction fails leaves neither the change nor its event."""
+    async with sessions() as s:
+        first = ModelIn.model_validate({"model_id": "m-2", "displayName": "M", "modelType": "chat"})
+        await actions.save_model(s, None, "acme", first, actor="u1")
+        bad = first.model_copy(update={"display_name": "x" * 201})  # longer than the column: the flush fails
+        with pytest.raises(Exception, match="value too long"):
+            await actions.save_model(s, None, "acme", bad, actor="u1")
+        rows = (await s.execute(select(OutboxEvent))).scalars().all()
+        assert [json.loads(r.payload)["change"] for r in rows] == ["created"]
+        config = await dbconfigs.active_config(s)
+        kept = await catalogue.get_model(s, config.id, "acme", "m-2")
+        assert kept.display_name == "M"

@@ -9,9 +9,9 @@ from sqlalchemy import text
 
 from stockade.identity import migrate as identity_migrate
 from stockade.model_api import catalogue
-from stockade.model_api.migrate import SCRIPTS, VERSION_TABLE, upgrade_async
+from stockade.model_api.migrate import SCHEMA, upgrade_async
 from stockade.model_api.schemas import ModelIn
-from stockade.runtime import create_engine, session_factory
+from stockade.runtime import create_engine, migrations, session_factory
 
 pytestmark = pytest.mark.postgres
 
@@ -20,9 +20,7 @@ CHANGED = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 async def test_existing_prices_become_the_first_history_rows(postgres_database):
     await identity_migrate.upgrade_async(postgres_database)
-    await asyncio.to_thread(
-        identity_migrate.run_migrations, postgres_database, SCRIPTS, VERSION_TABLE, "model_api_0002"
-    )
+    await asyncio.to_thread(migrations.run_migrations, postgres_database, SCHEMA, "model_api_0002")
     engine = create_engine(postgres_database)
     try:
         async with engine.begin() as conn:

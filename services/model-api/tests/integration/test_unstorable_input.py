@@ -6,6 +6,7 @@ import json
 
 import httpx
 
+from stockade.contracts.replies import ErrorReply
 from stockade.model_api.commands import answer_get
 
 NUL = "\x00"
@@ -67,4 +68,4 @@ async def test_a_sign_in_with_a_nul_in_the_email_is_a_failed_sign_in(console):
 async def test_the_bus_command_reports_unstorable_ids_as_not_found(console):
     for request in ({"db_config_id": "a" + NUL}, {"provider": "openai", "model_id": "gpt" + NUL}):
         reply = await answer_get(console.sessions, json.dumps(request).encode())
-        assert reply["error"]["code"] == "not_found", reply
+        assert isinstance(reply, ErrorReply) and reply.error.code == "not_found", reply

@@ -4,7 +4,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from stockade.prompt_api.migrate import VERSION_TABLE
+from stockade.prompt_api.migrate import SCHEMA
 from stockade.prompt_api.tables import Base
 
 
@@ -24,7 +24,7 @@ async def test_migrated_schema_matches_the_models(sessions):
     # the migration adds foreign keys to the identity tables that the ORM models leave out on purpose
     diff = [d for d in diff if not (isinstance(d, tuple) and d[0] in {"add_fk", "remove_fk"})]
     assert diff == []
-    assert set(Base.metadata.tables) | {VERSION_TABLE, "api_keys", "projects"} <= tables
+    assert set(Base.metadata.tables) | {SCHEMA.version_table, "api_keys", "projects"} <= tables
 
 
 async def test_no_table_holds_a_key_in_plaintext(client, world, sessions, sample_skill):

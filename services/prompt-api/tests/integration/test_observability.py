@@ -97,7 +97,7 @@ async def test_traceparent_reaches_the_log_line_and_the_published_event(app_fact
         )
         assert r.status_code == 201
         for _ in range(150):  # the relay sends it (and makes the stream) after the commit
-            if client.app.state.relay.sent:
+            if client.app.state.service.own.relay.sent:
                 break
             await asyncio.sleep(0.1)
     nc = await nats.connect(nats_url)

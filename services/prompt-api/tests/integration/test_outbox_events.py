@@ -9,7 +9,8 @@ import nats
 import pytest
 from sqlalchemy import select
 
-from stockade.contracts.subjects import PROMPT_PUBLISHED, SKILL_PUBLISHED
+from stockade.contracts.replies import HealthReply
+from stockade.contracts.subjects import PROMPT_HEALTH, PROMPT_PUBLISHED, SKILL_PUBLISHED
 from stockade.prompt_api.settings import OutboxSettings
 from stockade.prompt_api.tables import OutboxEvent
 from stockade.testing.availability import server_unavailable
@@ -97,6 +98,8 @@ async def test_publish_succeeds_during_a_nats_outage_and_the_event_follows(app_f
             json={"project_id": world.direct.id, "prompt_name": "outage", "content": text},
         )
         assert r.status_code == 201
+    ready = await client.get("/readyz")  # serving does not depend on NATS
+    assert ready.status_code == 200 and set(ready.json()["checks"]) == {"database"}
     await asyncio.sleep(0.6)  # the relay tried and failed a few times
     async with sessions() as s:
         rows = (await s.execute(select(OutboxEvent))).scalars().all()
@@ -123,11 +126,16 @@ async def test_publish_succeeds_during_a_nats_outage_and_the_event_follows(app_f
             try:
                 got = await _collect(nc.jetstream(), PROMPT_PUBLISHED, world.direct.id, 2)
                 info = await nc.jetstream().stream_info("PROMPTS")
+                # the bus connected in the background (the relay's connection): it answers health too
+                health = HealthReply.model_validate_json(
+                    (await nc.request(PROMPT_HEALTH, b"", timeout=5)).data
+                )
             finally:
                 await nc.close()
             assert [e["version"] for e, _ in got] == [1, 2]
             assert {h["Nats-Msg-Id"] for _, h in got} == {r.event_id for r in rows}
             assert info.state.messages == 2  # each event stored once
+            assert (health.status, health.service) == ("ok", "prompt-api")
         finally:
             if proc.returncode is None:
                 proc.terminate()

@@ -28,7 +28,7 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
     def on_sql(*_):
         counts["sql"] += 1
 
-    reader = client.app.state.reader
+    reader = client.app.state.service.own.reader
     if isinstance(reader, SqlAlchemyReader):
         engine = reader.engine.sync_engine
         event.listen(engine, "before_cursor_execute", on_sql)

@@ -1,7 +1,7 @@
 """Skills: publish with validation, the agentskills-http read layout, versions, traversal refusal, 401/403."""
 
-import base64
 import hashlib
+import json
 
 import pytest
 from sqlalchemy import func, select
@@ -9,31 +9,6 @@ from sqlalchemy import func, select
 from stockade.prompt_api.tables import SkillFile, SkillVersion
 
 PUBLISH = "/skills/active-version"
-PNG = bytes(range(256))
-
-SKILL_MD = """---
-name: incident-response
-description: Handle production incidents step by step.
-license: Apache-2.0
-metadata:
-  owner: sre
-allowed-tools: [Bash, Read]
----
-# Incident response
-
-Read references/severity.md first, then run scripts/page.sh.
-"""
-
-
-def skill_body(project_id, md=SKILL_MD, name="incident-response", files=None, **extra):
-    if files is None:
-        files = {
-            "references/severity.md": "# Severity\nSEV1 is bad.\n",
-            "scripts/page.sh": "#!/bin/sh\necho paging\n",
-            "assets/diagram.png": {"base64": base64.b64encode(PNG).decode()},
-            "docs/deep/notes.txt": "nested file",
-        }
-    return {"project_id": project_id, "skill_name": name, "skill_md": md, "files": files, **extra}
 
 
 async def _skill_rows(sessions):
@@ -45,7 +20,8 @@ async def _skill_rows(sessions):
 
 
 @pytest.fixture
-async def published(client, world):
+async def published(client, world, sample_skill):
+    skill_body, _, _ = sample_skill
     r = await client.post(
         PUBLISH, headers={"X-API-Key": world.write_key}, json=skill_body(world.direct.id, commit_message="v1")
     )
@@ -53,7 +29,8 @@ async def published(client, world):
     return r.json()
 
 
-async def test_publish_returns_the_version(published, world):
+async def test_publish_returns_the_version(published, world, sample_skill):
+    _, _, PNG = sample_skill
     assert published["version"] == 1 and published["skill_name"] == "incident-response"
     assert published["front_matter"]["metadata"] == {"owner": "sre"}
     paths = [f["path"] for f in published["files"]]
@@ -68,7 +45,8 @@ async def test_publish_returns_the_version(published, world):
     assert png["size"] == 256 and png["sha256"] == hashlib.sha256(PNG).hexdigest()
 
 
-async def test_read_layout(client, world, published):
+async def test_read_layout(client, world, published, sample_skill):
+    _, SKILL_MD, PNG = sample_skill
     h, p = {"X-API-Key": world.read_key}, {"project_id": world.direct.id}
     assert (await client.get("/skills/index.json", headers=h, params=p)).json() == {
         "skills": ["incident-response"]
@@ -113,7 +91,8 @@ async def test_read_layout(client, world, published):
     assert [v["version"] for v in detail["history"]] == [1] and detail["history"][0]["commit_message"] == "v1"
 
 
-async def test_version_parameter_reads_earlier_versions(client, world, published):
+async def test_version_parameter_reads_earlier_versions(client, world, published, sample_skill):
+    skill_body, SKILL_MD, _ = sample_skill
     md2 = SKILL_MD.replace("step by step", "quickly")
     r = await client.post(
         PUBLISH, headers={"X-API-Key": world.write_key}, json=skill_body(world.direct.id, md=md2, files={})
@@ -200,37 +179,37 @@ BAD_SKILLS = [
     ("no front matter", dict(md="# just text\n"), "front matter"),
     ("unclosed", dict(md="---\nname: incident-response\n"), "not closed"),
     ("bad yaml", dict(md="---\nname: [x\n---\nbody\n"), "YAML"),
-    ("name mismatch", dict(md=SKILL_MD.replace("name: incident-response", "name: other-skill")), "differs"),
-    ("upper case name", dict(md=SKILL_MD.replace("name: incident-response", "name: Incident")), "name"),
+    ("name mismatch", dict(md=("name: incident-response", "name: other-skill")), "differs"),
+    ("upper case name", dict(md=("name: incident-response", "name: Incident")), "name"),
     (
         "double hyphen",
         dict(
             name="incident--response",
-            md=SKILL_MD.replace("name: incident-response", "name: incident--response"),
+            md=("name: incident-response", "name: incident--response"),
         ),
         "name",
     ),
     (
         "leading hyphen",
-        dict(name="-incident", md=SKILL_MD.replace("name: incident-response", "name: -incident")),
+        dict(name="-incident", md=("name: incident-response", "name: -incident")),
         "name",
     ),
     (
         "name too long",
-        dict(name="a" * 65, md=SKILL_MD.replace("name: incident-response", "name: " + "a" * 65)),
+        dict(name="a" * 65, md=("name: incident-response", "name: " + "a" * 65)),
         "name",
     ),
     (
         "no description",
-        dict(md=SKILL_MD.replace("description: Handle production incidents step by step.\n", "")),
+        dict(md=("description: Handle production incidents step by step.\n", "")),
         "description",
     ),
     (
         "description too long",
-        dict(md=SKILL_MD.replace("Handle production incidents step by step.", "x" * 1025)),
+        dict(md=("Handle production incidents step by step.", "x" * 1025)),
         "description",
     ),
-    ("unknown key", dict(md=SKILL_MD.replace("license:", "version: 2\nlicense:")), "unknown front matter"),
+    ("unknown key", dict(md=("license:", "version: 2\nlicense:")), "unknown front matter"),
     ("traversal path", dict(files={"../evil.sh": "x"}), "invalid file path"),
     ("absolute path", dict(files={"/etc/passwd": "x"}), "invalid file path"),
     ("backslash path", dict(files={"scripts\\\\x.sh": "x"}), "invalid file path"),
@@ -242,9 +221,12 @@ BAD_SKILLS = [
 
 
 @pytest.mark.parametrize("label, change, fragment", BAD_SKILLS, ids=[b[0] for b in BAD_SKILLS])
-async def test_invalid_skills_are_422_and_change_nothing(client, world, sessions, label, change, fragment):
-    import json
-
+async def test_invalid_skills_are_422_and_change_nothing(
+    client, world, sessions, label, change, fragment, sample_skill
+):
+    skill_body, SKILL_MD, _ = sample_skill
+    if isinstance(change.get("md"), tuple):  # (old, new): SKILL.md with one replacement
+        change = {**change, "md": SKILL_MD.replace(*change["md"])}
     payload = json.dumps(skill_body(world.direct.id, **change))
     payload = payload.replace("\\\\\\\\", "\\\\").replace(
         "\\\\u", "\\u"
@@ -257,7 +239,8 @@ async def test_invalid_skills_are_422_and_change_nothing(client, world, sessions
     assert await _skill_rows(sessions) == (0, 0)
 
 
-async def test_size_limits_are_422(app_factory, world, sessions):
+async def test_size_limits_are_422(app_factory, world, sessions, sample_skill):
+    skill_body, _, _ = sample_skill
     from stockade.prompt_api.settings import LimitSettings
 
     small = await app_factory(
@@ -279,7 +262,8 @@ async def test_size_limits_are_422(app_factory, world, sessions):
     assert await _skill_rows(sessions) == (0, 0)
 
 
-async def test_skill_publish_refusals(client, world, sessions):
+async def test_skill_publish_refusals(client, world, sessions, sample_skill):
+    skill_body, _, _ = sample_skill
     body = skill_body(world.direct.id)
     assert (await client.post(PUBLISH, params={"api_key": world.write_key}, json=body)).status_code == 401
     assert (await client.post(PUBLISH, headers={"X-API-Key": world.read_key}, json=body)).status_code == 403

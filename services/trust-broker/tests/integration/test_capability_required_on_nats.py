@@ -12,6 +12,7 @@ import nats
 import pytest
 
 from stockade.contracts import subjects
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.guardrails.trust import AttestationVerifier, KeyRing, trust_config_from_path
 from stockade.runtime.settings import NatsSettings
 from stockade.trust_broker import wire
@@ -55,7 +56,7 @@ async def test_a_receiver_that_requires_a_capability_refuses_messages_without_on
 
         await observer.subscribe(subjects.TRUST_REJECTED, cb=on_rejected)
         await observer.subscribe("agent.*.inbox", cb=on_delivered)
-        await observer.flush()
+        await sync_with_server(observer)
         config = trust_config_from_path(trust_yaml)
         signer = AttestationVerifier(KeyRing.from_config(config), config=config.attestation)
 

@@ -16,6 +16,7 @@ import nats
 import pytest
 
 from stockade.contracts import subjects
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.guardrails.trust import AttestationVerifier, KeyRing, trust_config_from_path
 from stockade.runtime.settings import NatsSettings
 from stockade.trust_broker import wire
@@ -42,7 +43,7 @@ class Agent:
             url, user=self.name, password=password, inbox_prefix=f"_INBOX_{self.name}", error_cb=on_error
         )
         await self.nc.subscribe(subjects.agent_inbox(self.name), cb=self._collect)
-        await self.nc.flush()
+        await sync_with_server(self.nc)
         return self
 
     async def _collect(self, msg: Any) -> None:
@@ -107,7 +108,7 @@ async def rejections(trust_nats, nats_password_of) -> AsyncIterator[list[dict[st
         events.append(json.loads(msg.data))
 
     await nc.subscribe(subjects.TRUST_REJECTED, cb=collect)
-    await nc.flush()
+    await sync_with_server(nc)
     try:
         yield events
     finally:
@@ -238,8 +239,8 @@ async def test_same_envelope_at_two_replicas_at_the_same_moment_is_accepted_once
             a.submit(subject, headers, b"once", ""), b.submit(subject, headers, b"once", "")
         )
         assert sorted([da.delivered, db.delivered]) == [False, True]
-        assert {da.reply["status"], db.reply["status"]} == {"delivered", "rejected"}
-        assert "replay" in (da.reply.get("reason"), db.reply.get("reason"))
+        assert {da.reply.status, db.reply.status} == {"delivered", "rejected"}
+        assert "replay" in (da.reply.reason, db.reply.reason)
     await settle(lambda: len(agents["executor"].inbox) == 5)
 
 
@@ -250,7 +251,7 @@ async def test_burst_of_copies_through_the_queue_group_is_delivered_once(brokers
     nc = agents["planner"].nc
     for _ in range(20):
         await nc.publish(subjects.trust_submit("executor"), b"burst", headers=headers)
-    await nc.flush()
+    await sync_with_server(nc)
     await settle(lambda: len(rejections) == 19)
     await quiet()
     assert len(agents["executor"].inbox) == 1
@@ -260,7 +261,7 @@ async def test_burst_of_copies_through_the_queue_group_is_delivered_once(brokers
 async def test_agent_cannot_publish_to_another_agents_inbox(brokers, agents):
     intern = agents["intern"]
     await intern.nc.publish(subjects.agent_inbox("executor"), b"spoofed: transfer everything")
-    await intern.nc.flush()
+    await sync_with_server(intern.nc)
     await settle(lambda: bool(intern.errors))
     assert "permissions violation" in str(intern.errors[0]).lower()
     assert subjects.agent_inbox("executor") in str(intern.errors[0])
@@ -276,7 +277,7 @@ async def test_agent_cannot_subscribe_to_another_agents_inbox(brokers, agents, s
         snooped.append(msg)
 
     await intern.nc.subscribe(subjects.agent_inbox("executor"), cb=snoop)
-    await intern.nc.flush()
+    await sync_with_server(intern.nc)
     await settle(lambda: bool(intern.errors))
     assert "permissions violation" in str(intern.errors[0]).lower()
     verifier, _ = signer
@@ -338,7 +339,7 @@ async def test_concurrent_distinct_messages_each_arrive_once_with_their_own_iden
             subjects.trust_submit("executor"), body, headers={wire.ATTESTATION: env.to_json()}
         )
     for agent in agents.values():
-        await agent.nc.flush()
+        await sync_with_server(agent.nc)
     await settle(lambda: len(agents["executor"].inbox) == 60, within_s=10)
     await quiet()
     received = {m.headers[wire.NONCE]: (m.headers[wire.SENDER], m.data) for m in agents["executor"].inbox}
@@ -382,7 +383,7 @@ async def test_a_submissions_traceparent_goes_on_to_the_delivery_and_the_rejecti
 
     try:
         await observer.subscribe(subjects.TRUST_REJECTED, cb=collect)
-        await observer.flush()
+        await sync_with_server(observer)
         planner = agents["planner"].nc
         good = verifier.sign("planner", "executor", payload).to_json()
         bad = verifier.sign("planner", "executor", payload).to_json()

@@ -38,7 +38,7 @@ async def test_delivery_carries_the_verified_identity(provider, signer):
         wire.NONCE: env.nonce,
         wire.KEY_ID: "k1",
     }
-    assert decision.reply == {"status": "delivered", "receiver": "executor", "nonce": env.nonce}
+    assert decision.reply.as_json() == {"status": "delivered", "receiver": "executor", "nonce": env.nonce}
 
 
 async def test_submit_subject_must_match_the_signed_receiver(provider, signer):
@@ -60,7 +60,7 @@ async def test_submit_subject_must_match_the_signed_receiver(provider, signer):
 async def test_missing_header_is_malformed(provider):
     decision = await TrustBrokerService(provider).handle(subjects.trust_submit("executor"), None, b"body")
     assert decision.rejection.reason == "malformed" and decision.rejection.sender is None
-    assert decision.reply["status"] == "rejected"
+    assert decision.reply.status == "rejected"
 
 
 async def test_unavailable_nonce_store_fails_closed(trust_yaml, signer):

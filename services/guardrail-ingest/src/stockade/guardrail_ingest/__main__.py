@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from stockade.guardrail_ingest.main import create_app
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
-from stockade.runtime.http import serve
-from stockade.runtime.logging import configure_logging
+from stockade.runtime.entrypoint import run_service
 
 
 def main() -> None:
-    settings = GuardrailIngestSettings()
-    configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
-    serve(create_app(settings), settings)
+    run_service(GuardrailIngestSettings, create_app)
 
 
 if __name__ == "__main__":

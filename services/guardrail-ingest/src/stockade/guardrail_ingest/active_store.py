@@ -3,7 +3,8 @@
 :class:`ActiveStore` is the state and its ordering rule (plain code, tested without a broker).
 :class:`ActiveStoreFollower` keeps it current: at start-up it asks model-api (``dbconfig.cmd.active.v1``), else
 reads the last ``dbconfig.activated.v1`` kept in the stream ``MODELS``, else keeps the deployment default; then it
-follows ``dbconfig.activated.v1`` and asks model-api again every ``resync_s``.
+follows ``dbconfig.activated.v1`` (a FastStream subscriber on the service's broker) and asks model-api again every
+``resync_s``.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from faststream.nats import NatsBroker
+from faststream.nats.subscriber.usecases import CoreSubscriber
 from nats.aio.client import Client
-from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
 from pydantic import ValidationError
 
 from stockade.contracts import ActiveDbConfig, DbConfigActivated, subjects
 from stockade.guardrail_ingest.settings import ActiveStoreSettings
 from stockade.guardrail_ingest.sinks.router import STORE_KINDS
+from stockade.runtime.bus import event_subscriber
 
 log = logging.getLogger(__name__)
 Source = Literal["default", "model-api", "stream", "event"]
@@ -146,20 +148,35 @@ def from_event(event: DbConfigActivated, source: Source) -> ActiveState | None:
 
 
 class ActiveStoreFollower:
-    """Keeps an :class:`ActiveStore` current over NATS; ``start`` once the connection is up, ``stop`` at the end."""
+    """Keeps an :class:`ActiveStore` current over NATS: ``declare`` its subscriber on the broker, ``start`` once the
+    connection is up, ``stop`` at the end."""
 
     def __init__(self, store: ActiveStore, settings: ActiveStoreSettings) -> None:
         self.store, self.settings = store, settings
         self._nc: Client | None = None
-        self._sub: Subscription | None = None
+        self._subscriber: CoreSubscriber | None = None  # the broker's subscriber of dbconfig.activated.v1
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
 
+    def declare(self, broker: NatsBroker) -> None:
+        """Follow ``dbconfig.activated.v1`` on ``broker`` (a plain subscriber, no queue group: every replica
+        follows every activation; it starts with the broker)."""
+
+        subscriber = event_subscriber(
+            broker, subjects.DBCONFIG_ACTIVATED, title="guardrail-ingest active store"
+        )
+
+        @subscriber
+        async def on_activated(body: bytes) -> None:
+            await self.on_event(body)
+
+        self._subscriber = subscriber
+
     async def start(self, nc: Client) -> None:
-        """Subscribe first (no activation slips between the answer and the subscription), then learn the state
-        (model-api, else the stream's last activation, else the default), then resync in the background."""
+        """Learn the state (model-api, else the stream's last activation, else the default), then resync in the
+        background. The subscriber starts with the broker, after this: so that no activation slips between the
+        answer and the subscription, model-api is asked once more as soon as the subscriber runs."""
         self._nc = nc
-        self._sub = await nc.subscribe(subjects.DBCONFIG_ACTIVATED, cb=self._on_event)
         if not await self.ask_model_api():
             await self.read_last_activation()
         state = self.store.state
@@ -176,13 +193,11 @@ class ActiveStoreFollower:
         self._task = asyncio.create_task(self._resync(), name="active-store-resync")
 
     async def stop(self) -> None:
+        """Stop the resync (the subscriber stops with the broker)."""
         self._stop.set()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
-        if self._sub is not None:
-            with contextlib.suppress(Exception):
-                await self._sub.unsubscribe()
 
     async def ask_model_api(self) -> bool:
         """Request the active configuration; True when model-api answered (and its answer was offered)."""
@@ -233,9 +248,10 @@ class ActiveStoreFollower:
         self.store.offer(state)
         return True
 
-    async def _on_event(self, msg: Msg) -> None:
+    async def on_event(self, body: bytes) -> None:
+        """Apply one ``dbconfig.activated.v1`` (an older producer's, or a newer version's: ask model-api)."""
         try:
-            event = DbConfigActivated.model_validate_json(msg.data)
+            event = DbConfigActivated.model_validate_json(body)
         except ValidationError as exc:
             log.error("undecodable %s ignored: %s", subjects.DBCONFIG_ACTIVATED, exc)
             return
@@ -245,7 +261,20 @@ class ActiveStoreFollower:
             return
         self.store.offer(state)
 
+    async def _catch_up(self) -> None:
+        """Once the subscriber runs, ask model-api again (an activation between the start-up answer and the
+        subscription was not heard)."""
+        # FastStream signals no "subscriber started": the lifespan starts it right after the start-up hook
+        while self._subscriber is not None and not self._subscriber.running and not self._stop.is_set():  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        if self._subscriber is not None and not self._stop.is_set():
+            await self.ask_model_api()
+
     async def _resync(self) -> None:
+        try:
+            await self._catch_up()
+        except Exception as exc:  # the periodic resync repairs it
+            log.warning("active store catch-up failed: %s: %s", type(exc).__name__, exc)
         while not self._stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=self.settings.resync_s)

@@ -4,6 +4,8 @@ Statuses of the POST, in the order they are checked:
 
 | status | when |
 |---|---|
+| 429 | this client address had too many failed authentications (``ingest.key_failures_per_client``); |
+|     | Retry-After says when to try again. A key in the positive cache is never refused this way |
 | 401 | X-API-Key is missing, not an ingest key, unknown or revoked (``ingest.auth = "keys"``, the default) |
 | 503 | model-api, which verifies ingest keys, did not answer: nothing accepted, retry later |
 | 400 | ``{db_type}`` is not one of mongodb, dynamodb, clickhouse |
@@ -30,7 +32,12 @@ from pydantic import ValidationError
 from stockade.contracts.ingest_wire import DB_TYPES, BatchAccepted, DbTypeReply, GuardrailBatch
 from stockade.guardrail_ingest.deps import IngestDep
 from stockade.guardrail_ingest.ingest import EventTooLargeError, QueueUnavailableError
-from stockade.guardrail_ingest.ingest_keys import IngestPrincipal, KeyRejected, VerifierUnavailable
+from stockade.guardrail_ingest.ingest_keys import (
+    IngestPrincipal,
+    KeyRejected,
+    TooManyFailures,
+    VerifierUnavailable,
+)
 from stockade.runtime.errors import error_response, error_responses
 from stockade.runtime.storable import unstorable_at
 
@@ -84,6 +91,8 @@ async def db_type(ingest: IngestDep) -> DbTypeReply:
                 409: "{db_type} is not the active store: GET /api/v1/db_type and resend.",
                 413: "Body, event count or one event over the limits.",
                 422: "The body is not JSON or does not match the schema.",
+                429: "Too many failed authentications from this address: nothing accepted, retry after "
+                "Retry-After seconds.",
                 503: "JetStream did not acknowledge in time, or the key could not be verified: nothing accepted, "
                 "retry later (Retry-After).",
             }
@@ -95,7 +104,13 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
     principal: IngestPrincipal | None = None
     if ingest.keys is not None:
         try:
-            principal = await ingest.keys.verify(request.headers.get("x-api-key"))
+            principal = await ingest.keys.verify(
+                request.headers.get("x-api-key"), request.client.host if request.client else None
+            )
+        except TooManyFailures as exc:
+            limited = error_response(429, "rate_limited", str(exc))
+            limited.headers["Retry-After"] = str(exc.retry_after_s)
+            return limited
         except KeyRejected as exc:
             return error_response(401, "unauthorized", str(exc))
         except VerifierUnavailable as exc:

@@ -4,7 +4,12 @@ On startup: JetStream stream ensured, the active store learnt from model-api (el
 else the default) and followed from then on, ``jetstream.workers`` sink workers started on the shared durable
 consumer (they create the active store's schema in the background and retry until it answers; the HTTP side
 accepts meanwhile because JetStream holds the batches; each batch is written to the store it was accepted for).
-On shutdown: the follower unsubscribes, workers finish the batch in hand, then NATS drains.
+The bus handlers (key revocations, activations, the console's read queries) are FastStream subscribers declared
+on the service's broker here and started by the lifespan when the hook returns; the JetStream pull consumers (sink
+workers, audit) use the broker's nats-py connection (README, "The bus").
+On shutdown: the follower's resync stops, workers finish the batch in hand, then the subscribers stop and NATS
+drains. With ClickHouse through chdb, it also answers the console's read queries (``guardrail.cmd.read_runs.v1``):
+chdb opens its directory in this process only.
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ from stockade.guardrail_ingest.audit import AUDITED, AuditConsumer
 from stockade.guardrail_ingest.ingest import Ingest
 from stockade.guardrail_ingest.jetstream import ensure_stream
 from stockade.guardrail_ingest.metrics import JetStreamSampler
+from stockade.guardrail_ingest.run_reads import RunReads, serves_reads
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
 from stockade.guardrail_ingest.sinks import SinkError
 from stockade.guardrail_ingest.sinks.router import StoreRouter, Stores
+from stockade.guardrail_ingest.state import IngestState
 from stockade.guardrail_ingest.worker import SinkWorker
 from stockade.runtime.app import ServiceState, create_service_app
 
@@ -35,10 +42,11 @@ _STOP_GRACE_S = 5.0
 def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
     settings = settings or GuardrailIngestSettings()
     background: set[asyncio.Task[None]] = set()
+    stopping = asyncio.Event()  # the subscribers outlive on_shutdown a moment (they stop with the broker)
 
     def prepare_new_store(state: ActiveState) -> None:
         """Create the new store's schema now rather than on its first batch (errors: retried on that batch)."""
-        if ingest.stores is None or not settings.jetstream.workers:
+        if ingest.stores is None or not settings.jetstream.workers or stopping.is_set():
             return
         task = asyncio.create_task(_prepare(ingest.stores, state.db_type), name=f"prepare-{state.db_type}")
         background.add(task)
@@ -47,19 +55,22 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
     active = ActiveStore(settings.sink.kind, on_change=prepare_new_store)
     ingest = Ingest(settings, active=active)
 
-    async def on_startup(state: ServiceState) -> None:
-        assert state.nats is not None
+    async def on_startup(state: ServiceState[IngestState]) -> IngestState:
+        assert state.nats is not None and state.broker is not None
+        broker, nc = state.broker, state.nats
+        own = IngestState(ingest=ingest)
         js = state.nats.jetstream()
         await ensure_stream(js, settings.jetstream, settings.nats.stream_replicas)
         ingest.js, ingest.nc = js, state.nats
-        if ingest.keys is not None:  # per-project ingest keys: follow revocations before serving
-            await ingest.keys.start(state.nats)
+        if ingest.keys is not None:  # per-project ingest keys: follow revocations (started before serving)
+            ingest.keys.declare(broker, nc)
         else:
             log.warning("ingest.auth is 'open': anyone who reaches this service can store events")
         if settings.active.follow:
             follower = ActiveStoreFollower(active, settings.active)
-            await follower.start(state.nats)
-            state.extras["follower"] = follower
+            follower.declare(broker)
+            await follower.start(nc)
+            own.follower = follower
         if settings.jetstream.workers:
             sink = StoreRouter(settings.sink, lambda: active.db_type)
             ingest.stores = sink
@@ -71,9 +82,12 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
             for task in tasks:
                 task.add_done_callback(_log_exit)
             ingest.workers = len(workers)
-            state.extras["workers"] = (workers, tasks, sink)
+            own.sink, own.workers, own.worker_tasks = sink, workers, tasks
             sampler = JetStreamSampler(js, settings.jetstream)  # consumer lag and stream sizes for /metrics
-            state.extras["sampler"] = (sampler, asyncio.create_task(sampler.run(), name="jetstream-sampler"))
+            own.sampler = sampler
+            own.sampler_task = asyncio.create_task(sampler.run(), name="jetstream-sampler")
+            if serves_reads(settings.sink.resolved_url("clickhouse")):  # chdb: the console reads through here
+                RunReads(lambda: sink.sink_for("clickhouse")).declare(broker, lambda: nc.max_payload)
             if settings.audit.enabled:  # trust rejections and key revocations beside the run events
                 audits = [
                     AuditConsumer(js, sink, lambda: active.db_type, settings.audit, subject)
@@ -82,37 +96,32 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
                 audit_tasks = [asyncio.create_task(a.run(), name=f"audit-{a.stream}") for a in audits]
                 for task in audit_tasks:
                     task.add_done_callback(_log_exit)
-                state.extras["audit"] = (audits, audit_tasks)
+                own.audits, own.audit_tasks = audits, audit_tasks
+        return own
 
-    async def on_shutdown(state: ServiceState) -> None:
-        if ingest.keys is not None:
-            with contextlib.suppress(Exception):
-                await ingest.keys.stop()
-        follower = state.extras.pop("follower", None)
-        if isinstance(follower, ActiveStoreFollower):
-            await follower.stop()
+    async def on_shutdown(own: IngestState) -> None:
+        stopping.set()
+        if own.follower is not None:
+            await own.follower.stop()
         for task in list(background):
             task.cancel()
-        sampler, sampler_task = state.extras.pop("sampler", (None, None))
-        if isinstance(sampler, JetStreamSampler):
-            sampler.stop()
-            sampler_task.cancel()
-            await asyncio.gather(sampler_task, return_exceptions=True)
-        audits, audit_tasks = state.extras.pop("audit", ([], []))
-        for audit in audits:
+        if own.sampler is not None and own.sampler_task is not None:
+            own.sampler.stop()
+            own.sampler_task.cancel()
+            await asyncio.gather(own.sampler_task, return_exceptions=True)
+        for audit in own.audits:
             audit.stop()
-        workers, tasks, sink = state.extras.pop("workers", ([], [], None))
-        for worker in workers:
+        for worker in own.workers:
             worker.stop()
-        tasks = [*tasks, *audit_tasks]
+        tasks = [*own.worker_tasks, *own.audit_tasks]
         if tasks:
             _, late = await asyncio.wait(tasks, timeout=_STOP_GRACE_S)
             for task in late:  # e.g. still waiting for an unreachable store: its batch is redelivered later
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-        if sink is not None:
+        if own.sink is not None:
             with contextlib.suppress(Exception):
-                await sink.aclose()
+                await own.sink.aclose()
 
     app = create_service_app(
         settings,
@@ -122,7 +131,6 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
         on_startup=on_startup,
         on_shutdown=on_shutdown,
     )
-    app.state.service.extras["ingest"] = ingest
     app.include_router(router)
     return app
 

@@ -161,6 +161,35 @@ class IngestSettings(BaseModel):
     key_verify_timeout_s: float = Field(
         default=2.0, gt=0, description="Wait for model-api's answer about a key (else 503, nothing accepted)."
     )
+    key_refused_cache_s: float = Field(
+        default=10.0,
+        ge=0,
+        description=(
+            "How long model-api's refusal of a key (unknown, revoked, not an ingest key, owner not a member) is "
+            "remembered, so the same bad key is not asked about again (0: not cached). Dropped with the "
+            "positive cache (apikey.revoked.v1 of the key, a NATS reconnection)."
+        ),
+    )
+    key_refused_cache_size: int = Field(
+        default=10_000, ge=0, description="Refused key hashes remembered at most (the oldest go first)."
+    )
+    key_failures_per_client: int = Field(
+        default=30,
+        ge=0,
+        description=(
+            "Failed authentications one client address (an IPv6 client: its /64) may have in a row before "
+            "it is answered 429 with Retry-After; the budget refills over key_failure_window_s. A valid key "
+            "in the positive cache always passes. 0: no limit."
+        ),
+    )
+    key_failure_window_s: float = Field(
+        default=60.0, gt=0, description="Time in which a used-up failure budget refills completely."
+    )
+    key_failure_clients: int = Field(
+        default=10_000,
+        ge=1,
+        description="Client addresses whose failures are tracked at once (memory bound).",
+    )
 
 
 class StreamSettings(BaseModel):

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from stockade.model_api.main import create_app
 from stockade.model_api.settings import ModelApiSettings
-from stockade.runtime.http import serve
-from stockade.runtime.logging import configure_logging
+from stockade.runtime.entrypoint import run_service
 
 
 def main() -> None:
-    settings = ModelApiSettings()
-    configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
-    serve(create_app(settings), settings)
+    run_service(ModelApiSettings, create_app)
 
 
 if __name__ == "__main__":

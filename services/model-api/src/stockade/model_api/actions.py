@@ -1,23 +1,56 @@
-"""What the API and the console both do: change the catalogue or configurations and record the event in the
-outbox in the same transaction, then wake the relay."""
+"""What the API and the console both do. Each action is one unit of work: it opens the transaction, changes
+the catalogue or the configurations through ``catalogue`` and ``dbconfigs`` (which take the session and never
+commit), records the event in the outbox in the same transaction, commits, then wakes the relay.
+
+The session must not be in a transaction when an action starts (the request's session dependency ends its read).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
+from typing import TypeVar
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.contracts import ApiKeyRevoked, DbConfigActivated, ModelChanged
 from stockade.identity import ApiKeyPublic, NotFoundError, list_api_keys, revoke_api_key
 from stockade.model_api import catalogue, dbconfigs
-from stockade.model_api.catalogue import Change, Upserted
-from stockade.model_api.events import OutboxRelay, enqueue
-from stockade.model_api.schemas import DbConfigPublic, ModelIn, ModelPublic
+from stockade.model_api.catalogue import Upserted
+from stockade.model_api.schemas import DbConfigCreate, DbConfigPublic, ModelIn, ModelPublic
+from stockade.model_api.tables import OutboxEvent
+from stockade.runtime.outbox import OutboxRelay, enqueue
+
+T = TypeVar("T")
 
 
 def _wake(relay: OutboxRelay | None) -> None:
     if relay is not None:
         relay.wake()
+
+
+async def _unit_of_work(db: AsyncSession, work: Callable[[], Awaitable[T]], *, attempts: int = 1) -> T:
+    """Run ``work`` in one transaction: committed if it returns, rolled back if it raises. With ``attempts=2``
+    a transaction that lost a race to create the same unique key (``IntegrityError``) runs once more."""
+    for attempt in range(1, attempts + 1):
+        try:
+            async with db.begin():
+                return await work()
+        except IntegrityError:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _activated(config: DbConfigPublic, correlation_id: str | None) -> DbConfigActivated:
+    return DbConfigActivated(
+        db_config_id=config.id,
+        db_type=config.db_type.value,
+        name=config.name,
+        activated_at=config.activated_at,
+        correlation_id=correlation_id,
+    )
 
 
 async def save_model(
@@ -30,23 +63,26 @@ async def save_model(
     correlation_id: str | None = None,
     effective_at: datetime | None = None,
 ) -> tuple[DbConfigPublic, Upserted]:
-    config = await dbconfigs.active_config(db)
-
-    def event(change: Change) -> ModelChanged:
-        return ModelChanged(
+    async def work() -> tuple[DbConfigPublic, Upserted]:
+        config = await dbconfigs.active_config(db)
+        saved = await catalogue.upsert_model(
+            db, config.id, provider, model, actor=actor, effective_at=effective_at
+        )
+        event = ModelChanged(
             db_config_id=config.id,
             provider=provider,
             model_id=model.model_id,
-            change=change,
+            change=saved.change,
             correlation_id=correlation_id,
             effective_at=effective_at,
         )
+        enqueue(db, OutboxEvent, event)
+        return config, saved
 
-    saved = await catalogue.upsert_model(
-        db, config.id, provider, model, actor=actor, event_for=event, effective_at=effective_at
-    )
+    # a concurrent create of the same key won: the second attempt finds it and updates it
+    done = await _unit_of_work(db, work, attempts=2)
     _wake(relay)
-    return config, saved
+    return done
 
 
 async def remove_model(
@@ -57,39 +93,58 @@ async def remove_model(
     *,
     correlation_id: str | None = None,
 ) -> tuple[DbConfigPublic, ModelPublic]:
-    config = await dbconfigs.active_config(db)
-
-    def event(change: Change) -> ModelChanged:
-        return ModelChanged(
+    async def work() -> tuple[DbConfigPublic, ModelPublic]:
+        config = await dbconfigs.active_config(db)
+        gone = await catalogue.delete_model(db, config.id, provider, model_id)
+        event = ModelChanged(
             db_config_id=config.id,
             provider=provider,
             model_id=model_id,
-            change=change,
+            change="deleted",
             correlation_id=correlation_id,
         )
+        enqueue(db, OutboxEvent, event)
+        return config, gone
 
-    gone = await catalogue.delete_model(db, config.id, provider, model_id, event_for=event)
+    done = await _unit_of_work(db, work)
     _wake(relay)
-    return config, gone
+    return done
+
+
+async def create_config(
+    db: AsyncSession, relay: OutboxRelay | None, data: DbConfigCreate, *, correlation_id: str | None = None
+) -> DbConfigPublic:
+    """Create a configuration and, if ``data.activate``, activate it: one transaction."""
+
+    async def work() -> tuple[DbConfigPublic, bool]:
+        config = await dbconfigs.create_config(db, data)
+        if not data.activate:
+            return config, False
+        activation = await dbconfigs.activate_config(db, config.id)
+        enqueue(db, OutboxEvent, _activated(activation.config, correlation_id))
+        return activation.config, True
+
+    config, activated = await _unit_of_work(db, work)
+    if activated:
+        _wake(relay)
+    return config
 
 
 async def activate(
     db: AsyncSession, relay: OutboxRelay | None, config_id: str, *, correlation_id: str | None = None
 ) -> DbConfigPublic:
-    await dbconfigs.active_config(db)  # an empty database gets its default first
+    """Make ``config_id`` the active configuration; the event is recorded only when that changes anything."""
 
-    def event(activated: DbConfigPublic) -> DbConfigActivated:
-        return DbConfigActivated(
-            db_config_id=activated.id,
-            db_type=activated.db_type.value,
-            name=activated.name,
-            activated_at=activated.activated_at,
-            correlation_id=correlation_id,
-        )
+    async def work() -> dbconfigs.Activation:
+        activation = await dbconfigs.activate_config(db, config_id)
+        if activation.changed:
+            enqueue(db, OutboxEvent, _activated(activation.config, correlation_id))
+        return activation
 
-    config = await dbconfigs.activate_config(db, config_id, event_for=event)
-    _wake(relay)
-    return config
+    activation = await _unit_of_work(db, work)
+    if activation.changed:
+        _wake(relay)
+    return activation.config
 
 
 async def revoke_own_key(
@@ -106,7 +161,7 @@ async def revoke_own_key(
     was_active = owned[key_id].revoked_at is None
     revoked = await revoke_api_key(db, key_id)
     if was_active:
-        enqueue(db, ApiKeyRevoked(key_id=revoked.id, owner_id=revoked.owner_id))
+        enqueue(db, OutboxEvent, ApiKeyRevoked(key_id=revoked.id, owner_id=revoked.owner_id))
         await db.commit()
         _wake(relay)
     return revoked

@@ -1,27 +1,25 @@
-"""The model catalogue of one database configuration: list grouped by provider, create-or-update, delete."""
+"""The model catalogue of one database configuration: list grouped by provider, create-or-update, delete.
+
+The functions take the caller's session and never commit: the caller (``actions``) owns the transaction.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from stockade.contracts import EventEnvelope
 from stockade.identity.db_types import utcnow
 from stockade.model_api.errors import ModelNotFound
-from stockade.model_api.events import enqueue
 from stockade.model_api.prices import from_micros, price_json, to_micros
 from stockade.model_api.schemas import ModelIn, ModelPublic
 from stockade.model_api.tables import CatalogueModel, ModelPrice
 from stockade.runtime.storable import is_storable
 
 Change = Literal["created", "updated", "deleted"]
-EventFor = Callable[[Change], EventEnvelope]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,69 +133,49 @@ async def upsert_model(
     model: ModelIn,
     *,
     actor: str | None = None,
-    event_for: EventFor | None = None,
     effective_at: datetime | None = None,
 ) -> Upserted:
     """Create the entry keyed by (configuration, provider, model_id), or replace every field of it.
 
-    ``event_for(change)`` builds the event that goes into the outbox in the same transaction. A new entry or a
-    changed price adds a row to the price history, in force from ``effective_at`` (default: now).
+    A new entry or a changed price adds a row to the price history, in force from ``effective_at`` (default:
+    now). Two transactions creating the same key at once: one fails with ``IntegrityError`` at the flush or the
+    commit, and its caller retries the whole transaction (it then finds the row and updates it).
     """
-    for attempt in range(2):
-        row = await _find(session, db_config_id, provider, model.model_id, lock=True)
-        now = utcnow()
-        change: Change = "updated"
-        if row is None:
-            change = "created"
-            row = CatalogueModel(
-                db_config_id=db_config_id, provider=provider, model_id=model.model_id, created_at=now
+    row = await _find(session, db_config_id, provider, model.model_id, lock=True)
+    now = utcnow()
+    change: Change = "updated"
+    if row is None:
+        change = "created"
+        row = CatalogueModel(
+            db_config_id=db_config_id, provider=provider, model_id=model.model_id, created_at=now
+        )
+        session.add(row)
+    before = (row.input_price_micros, row.output_price_micros)
+    _apply(row, model)
+    if change == "created" or before != (row.input_price_micros, row.output_price_micros):
+        session.add(
+            ModelPrice(
+                db_config_id=db_config_id,
+                provider=provider,
+                model_id=model.model_id,
+                effective_at=effective_at or now,
+                input_price_micros=row.input_price_micros,
+                output_price_micros=row.output_price_micros,
+                recorded_at=now,
+                recorded_by=actor,
             )
-            session.add(row)
-        before = (row.input_price_micros, row.output_price_micros)
-        _apply(row, model)
-        if change == "created" or before != (row.input_price_micros, row.output_price_micros):
-            session.add(
-                ModelPrice(
-                    db_config_id=db_config_id,
-                    provider=provider,
-                    model_id=model.model_id,
-                    effective_at=effective_at or now,
-                    input_price_micros=row.input_price_micros,
-                    output_price_micros=row.output_price_micros,
-                    recorded_at=now,
-                    recorded_by=actor,
-                )
-            )
-        row.updated_at = now
-        row.updated_by = actor
-        if event_for is not None:
-            enqueue(session, event_for(change))
-        try:
-            await session.commit()
-        except IntegrityError:  # a concurrent create of the same key won: update it instead
-            await session.rollback()
-            if attempt:
-                raise
-            continue
-        return Upserted(_public(row), change)
-    raise AssertionError("unreachable")
+        )
+    row.updated_at = now
+    row.updated_by = actor
+    await session.flush()
+    return Upserted(_public(row), change)
 
 
-async def delete_model(
-    session: AsyncSession,
-    db_config_id: str,
-    provider: str,
-    model_id: str,
-    *,
-    event_for: EventFor | None = None,
-) -> ModelPublic:
+async def delete_model(session: AsyncSession, db_config_id: str, provider: str, model_id: str) -> ModelPublic:
     row = await _find(session, db_config_id, provider, model_id, lock=True)
     if row is None:
-        await session.rollback()
         raise ModelNotFound(f"no model {model_id!r} of provider {provider!r} in this database configuration")
     gone = _public(row)
     await session.delete(row)
-    if event_for is not None:
-        enqueue(session, event_for("deleted"))
-    await session.commit()
+    await session.flush()
     return gone

@@ -1,51 +1,56 @@
 """Request/reply on NATS: ``model.cmd.get.v1`` (one model, or a provider's models), ``dbconfig.cmd.active.v1``
 (the active database configuration, which guardrail-ingest asks for at start-up and to resync) and
-``apikey.cmd.verify_ingest.v1`` (whether a per-project ingest key is valid, asked by guardrail-ingest)."""
+``apikey.cmd.verify_ingest.v1`` (whether a per-project ingest key is valid, asked by guardrail-ingest).
+
+Every request and reply body is a model of ``stockade.contracts`` (an error answer: ``ErrorReply``), so the
+askers read them with the same models and ``libs/contracts/asyncapi.json`` documents them.
+
+The handlers are FastStream subscribers on the service's broker (:func:`declare_commands`, one queue group per
+subject so replicas share the requests); each takes the raw request body and answers bytes, validating with the
+contract models itself so that a malformed request gets an ``ErrorReply`` rather than no answer."""
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any
 
-from nats.aio.client import Client as NatsClient
-from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
+from faststream.nats import NatsBroker
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.contracts import ActiveDbConfig, IngestKeyQuery, IngestKeyVerdict
+from stockade.contracts.replies import ErrorReply, ModelGetQuery, ModelGetReply, PricePoint, ProviderModels
 from stockade.contracts.subjects import APIKEY_CMD_VERIFY_INGEST, DBCONFIG_CMD_ACTIVE, MODEL_CMD_GET
 from stockade.identity import verify_ingest_key
 from stockade.model_api import catalogue, dbconfigs
 from stockade.model_api.errors import CatalogueError
 from stockade.model_api.schemas import normalise_provider
+from stockade.runtime.bus import raw_body
 
 log = logging.getLogger(__name__)
 QUEUE = "model-api"
 
 
-def _error(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
+_error = ErrorReply.of
 
 
-async def answer_get(sessions: async_sessionmaker[AsyncSession], payload: bytes) -> dict[str, Any]:
-    """The reply to one request ``{"provider", "model_id"?, "db_config_id"?}``."""
+async def answer_get(
+    sessions: async_sessionmaker[AsyncSession], payload: bytes
+) -> ModelGetReply | ErrorReply:
+    """The reply to one request (``ModelGetQuery``: ``{"provider"?, "model_id"?, "db_config_id"?}``)."""
     try:
-        request = json.loads(payload or b"{}")
-    except ValueError:
-        return _error("invalid_request", "the request must be a JSON object")
-    if not isinstance(request, dict):
-        return _error("invalid_request", "the request must be a JSON object")
-    provider_raw, model_id, config_id = (request.get(k) for k in ("provider", "model_id", "db_config_id"))
+        query = ModelGetQuery.model_validate_json(payload or b"{}")
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'request'}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        return _error("invalid_request", f"the request must be a JSON object of strings ({problems})")
+    model_id, config_id = query.model_id, query.db_config_id
     try:
-        provider = normalise_provider(provider_raw) if provider_raw is not None else None
+        provider = normalise_provider(query.provider) if query.provider is not None else None
     except ValueError as exc:
         return _error("invalid_request", f"provider: {exc}")
-    if model_id is not None and (not isinstance(model_id, str) or provider is None):
-        return _error("invalid_request", "model_id must be a string and needs a provider")
-    if config_id is not None and not isinstance(config_id, str):
-        return _error("invalid_request", "db_config_id must be a string")
+    if model_id is not None and provider is None:
+        return _error("invalid_request", "model_id needs a provider")
     async with sessions() as session:
         try:
             config = (
@@ -56,35 +61,35 @@ async def answer_get(sessions: async_sessionmaker[AsyncSession], payload: bytes)
             if model_id is not None and provider is not None:
                 model = await catalogue.get_model(session, config.id, provider, model_id)
                 history = await catalogue.price_history(session, config.id, provider, model_id)
-                return {
-                    "dbConfig": config.as_json(),
-                    "provider": provider,
-                    "model": model.record(),
-                    "priceHistory": history,  # an addition: effective-dated prices, oldest first
-                }
+                return ModelGetReply(
+                    db_config=config.as_json(),
+                    provider=provider,
+                    model=model.record(),
+                    # an addition: effective-dated prices, oldest first
+                    price_history=[PricePoint.model_validate(point) for point in history],
+                )
             groups = await catalogue.list_models(session, config.id, provider)
         except CatalogueError as exc:
             return _error("not_found", str(exc))
-    return {
-        "dbConfig": config.as_json(),
-        "providers": [{"provider": g.provider, "models": [m.record() for m in g.models]} for g in groups],
-    }
+    return ModelGetReply(
+        db_config=config.as_json(),
+        providers=[
+            ProviderModels(provider=g.provider, models=[m.record() for m in g.models]) for g in groups
+        ],
+    )
 
 
-async def serve_model_get(nc: NatsClient, sessions: async_sessionmaker[AsyncSession]) -> Subscription:
-    async def handler(msg: Msg) -> None:
-        try:
-            reply = await answer_get(sessions, msg.data)
-        except Exception as exc:  # the database is down: answer instead of letting the requester time out
-            log.warning("model.cmd.get.v1 failed: %s: %s", type(exc).__name__, exc)
-            reply = _error("unavailable", "the model catalogue is unavailable")
-        await msg.respond(json.dumps(reply).encode())
-
-    return await nc.subscribe(MODEL_CMD_GET, queue=QUEUE, cb=handler)
+async def reply_model_get(sessions: async_sessionmaker[AsyncSession], body: bytes) -> bytes:
+    try:
+        reply = await answer_get(sessions, body)
+    except Exception as exc:  # the database is down: answer instead of letting the requester time out
+        log.warning("%s failed: %s: %s", MODEL_CMD_GET, type(exc).__name__, exc)
+        reply = _error("unavailable", "the model catalogue is unavailable")
+    return reply.to_bytes()
 
 
 async def answer_active(sessions: async_sessionmaker[AsyncSession]) -> ActiveDbConfig:
-    """The active configuration (an empty database gets its default one, as on the console)."""
+    """The active configuration (the migrations make one active; raises ``NoActiveConfig`` if none is)."""
     async with sessions() as session:
         config = await dbconfigs.active_config(session)
     return ActiveDbConfig(
@@ -95,19 +100,17 @@ async def answer_active(sessions: async_sessionmaker[AsyncSession]) -> ActiveDbC
     )
 
 
-async def serve_dbconfig_active(nc: NatsClient, sessions: async_sessionmaker[AsyncSession]) -> Subscription:
-    async def handler(msg: Msg) -> None:
-        try:
-            reply = (await answer_active(sessions)).model_dump_json().encode()
-        except Exception as exc:  # the database is down: say so rather than let the requester time out
-            log.warning("%s failed: %s: %s", DBCONFIG_CMD_ACTIVE, type(exc).__name__, exc)
-            reply = json.dumps(_error("unavailable", "the database configurations are unavailable")).encode()
-        await msg.respond(reply)
-
-    return await nc.subscribe(DBCONFIG_CMD_ACTIVE, queue=QUEUE, cb=handler)
+async def reply_dbconfig_active(sessions: async_sessionmaker[AsyncSession]) -> bytes:
+    try:
+        return (await answer_active(sessions)).model_dump_json().encode()
+    except Exception as exc:  # the database is down: say so rather than let the requester time out
+        log.warning("%s failed: %s: %s", DBCONFIG_CMD_ACTIVE, type(exc).__name__, exc)
+        return _error("unavailable", "the database configurations are unavailable").to_bytes()
 
 
-async def answer_ingest_key(sessions: async_sessionmaker[AsyncSession], payload: bytes) -> dict[str, Any]:
+async def answer_ingest_key(
+    sessions: async_sessionmaker[AsyncSession], payload: bytes
+) -> IngestKeyVerdict | ErrorReply:
     """The verdict on one ingest key ``{"key_id", "key_hash"}``, from current rows (stockade.identity)."""
     try:
         query = IngestKeyQuery.model_validate_json(payload or b"{}")
@@ -115,19 +118,31 @@ async def answer_ingest_key(sessions: async_sessionmaker[AsyncSession], payload:
         return _error("invalid_request", "expected {key_id, key_hash (SHA-256 hex)}")
     async with sessions() as session:
         check = await verify_ingest_key(session, query.key_id, query.key_hash)
-    verdict = IngestKeyVerdict(
+    return IngestKeyVerdict(
         valid=check.valid, reason=check.reason, key_id=check.key_id, project_id=check.project_id
     )
-    return verdict.model_dump()
 
 
-async def serve_ingest_key_verify(nc: NatsClient, sessions: async_sessionmaker[AsyncSession]) -> Subscription:
-    async def handler(msg: Msg) -> None:
-        try:
-            reply = await answer_ingest_key(sessions, msg.data)
-        except Exception as exc:  # the database is down: say so; guardrail-ingest fails closed (503)
-            log.warning("%s failed: %s: %s", APIKEY_CMD_VERIFY_INGEST, type(exc).__name__, exc)
-            reply = _error("unavailable", "the key store is unavailable")
-        await msg.respond(json.dumps(reply).encode())
+async def reply_ingest_key(sessions: async_sessionmaker[AsyncSession], body: bytes) -> bytes:
+    try:
+        reply = await answer_ingest_key(sessions, body)
+    except Exception as exc:  # the database is down: say so; guardrail-ingest fails closed (503)
+        log.warning("%s failed: %s: %s", APIKEY_CMD_VERIFY_INGEST, type(exc).__name__, exc)
+        reply = _error("unavailable", "the key store is unavailable")
+    return reply.to_bytes() if isinstance(reply, ErrorReply) else reply.model_dump_json().encode()
 
-    return await nc.subscribe(APIKEY_CMD_VERIFY_INGEST, queue=QUEUE, cb=handler)
+
+def declare_commands(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession]) -> None:
+    """Declare the three request/reply subscribers on ``broker`` (started with the broker)."""
+
+    @broker.subscriber(MODEL_CMD_GET, queue=QUEUE, decoder=raw_body, title="model-api model lookup")
+    async def on_model_get(body: bytes) -> bytes:
+        return await reply_model_get(sessions, body)
+
+    @broker.subscriber(DBCONFIG_CMD_ACTIVE, queue=QUEUE, decoder=raw_body, title="model-api active config")
+    async def on_dbconfig_active(_: bytes) -> bytes:
+        return await reply_dbconfig_active(sessions)
+
+    @broker.subscriber(APIKEY_CMD_VERIFY_INGEST, queue=QUEUE, decoder=raw_body, title="model-api ingest key")
+    async def on_ingest_key(body: bytes) -> bytes:
+        return await reply_ingest_key(sessions, body)

@@ -1,24 +1,28 @@
-"""Database configurations: list, create, activate; exactly one is active and the catalogue follows it."""
+"""Database configurations: list, create, activate; exactly one is active and the catalogue follows it.
+
+The functions take the caller's session and never commit: the caller (``actions``) owns the transaction. The
+migrations create the first active configuration, so reads only read.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from stockade.contracts import EventEnvelope
 from stockade.identity.db_types import utcnow
-from stockade.model_api.errors import ConfigConflict, ConfigNotFound
-from stockade.model_api.events import enqueue
+from stockade.model_api.errors import ConfigConflict, ConfigNotFound, NoActiveConfig
 from stockade.model_api.schemas import DbConfigCreate, DbConfigPublic
 from stockade.model_api.tables import DbConfig
-from stockade.model_api.vocabulary import DbType
 from stockade.runtime.storable import is_storable
 
-DEFAULT_NAME = "default"
-DEFAULT_TYPE = DbType.CLICKHOUSE
+
+@dataclass(frozen=True, slots=True)
+class Activation:
+    config: DbConfigPublic
+    changed: bool  # False: it was the active one already
 
 
 def _public(row: DbConfig) -> DbConfigPublic:
@@ -26,37 +30,15 @@ def _public(row: DbConfig) -> DbConfigPublic:
 
 
 async def list_configs(session: AsyncSession) -> list[DbConfigPublic]:
-    await active_config(session)
     rows = (await session.execute(select(DbConfig).order_by(DbConfig.created_at, DbConfig.name))).scalars()
     return [_public(r) for r in rows]
 
 
 async def active_config(session: AsyncSession) -> DbConfigPublic:
-    """The active configuration; an empty database gets an active ``default`` one on first use."""
+    """The active configuration (migration ``model_api_0004`` makes one active on an empty database)."""
     row = (await session.execute(select(DbConfig).where(DbConfig.is_active))).scalar_one_or_none()
-    if row is not None:
-        return _public(row)
-    has_any = (await session.execute(select(DbConfig.id).limit(1))).first() is not None
-    if not has_any:
-        now = utcnow()
-        session.add(
-            DbConfig(
-                name=DEFAULT_NAME,
-                db_type=DEFAULT_TYPE.value,
-                description="Created on first use",
-                is_active=True,
-                created_at=now,
-                activated_at=now,
-            )
-        )
-        try:
-            await session.commit()
-        except IntegrityError:  # another request created it at the same moment
-            await session.rollback()
-    row = (await session.execute(select(DbConfig).where(DbConfig.is_active))).scalar_one_or_none()
-    if row is None:  # configurations exist but none is active (only after manual edits): activate the oldest
-        oldest = (await session.execute(select(DbConfig).order_by(DbConfig.created_at).limit(1))).scalar_one()
-        return await activate_config(session, oldest.id)
+    if row is None:
+        raise NoActiveConfig("no database configuration is active: activate one under /db-configs")
     return _public(row)
 
 
@@ -68,7 +50,7 @@ async def get_config(session: AsyncSession, config_id: str) -> DbConfigPublic:
 
 
 async def create_config(session: AsyncSession, data: DbConfigCreate) -> DbConfigPublic:
-    await active_config(session)
+    """Add an inactive configuration (``data.activate`` is the caller's to act on)."""
     row = DbConfig(
         name=data.name,
         db_type=data.db_type.value,
@@ -78,41 +60,26 @@ async def create_config(session: AsyncSession, data: DbConfigCreate) -> DbConfig
     )
     session.add(row)
     try:
-        await session.commit()
+        await session.flush()
     except IntegrityError:
-        await session.rollback()
         raise ConfigConflict(f"a database configuration named {data.name!r} exists already") from None
-    if data.activate:
-        return await activate_config(session, row.id)
     return _public(row)
 
 
-async def activate_config(
-    session: AsyncSession,
-    config_id: str,
-    *,
-    event_for: Callable[[DbConfigPublic], EventEnvelope] | None = None,
-) -> DbConfigPublic:
-    """Make ``config_id`` the one active configuration, in one transaction (idempotent).
-
-    ``event_for(config)`` builds the event put into the outbox in the same transaction, only on a change.
-    """
+async def activate_config(session: AsyncSession, config_id: str) -> Activation:
+    """Make ``config_id`` the one active configuration (idempotent: ``changed`` says whether it was not)."""
     if not is_storable(config_id):  # no row can have this id, and PostgreSQL cannot even compare it
         raise ConfigNotFound(f"no database configuration {config_id!r}")
     # Lock every configuration row (a handful) so two concurrent activations run one after the other.
     await session.execute(select(DbConfig.id).order_by(DbConfig.id).with_for_update())
     target = await session.get(DbConfig, config_id, populate_existing=True)
     if target is None:
-        await session.rollback()
         raise ConfigNotFound(f"no database configuration {config_id!r}")
     if target.is_active:
-        await session.commit()
-        return _public(target)
+        return Activation(_public(target), changed=False)
     await session.execute(update(DbConfig).where(DbConfig.is_active).values(is_active=False))
     await session.flush()
     target.is_active = True
     target.activated_at = utcnow()
-    if event_for is not None:
-        enqueue(session, event_for(_public(target)))
-    await session.commit()
-    return _public(target)
+    await session.flush()
+    return Activation(_public(target), changed=True)

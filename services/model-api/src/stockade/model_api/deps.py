@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
 
+import httpx
 from fastapi import Depends, HTTPException, Request
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.identity.sessions import SessionPrincipal, csrf_matches, resolve_session
-from stockade.model_api.events import OutboxRelay
+from stockade.model_api.body import Form, read_form
 from stockade.model_api.run_readers import RunReaders
 from stockade.model_api.settings import ModelApiSettings
-from stockade.runtime.app import ServiceState
+from stockade.runtime.app import ServiceState, service_of, service_state
+from stockade.runtime.db_deps import SessionDep
+from stockade.runtime.outbox import OutboxRelay
 
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf_token"
@@ -32,9 +34,21 @@ class CsrfFailed(Exception):
     """A state-changing request from another origin, or without the session's CSRF token (403)."""
 
 
-def get_state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.service
-    return state
+@dataclass
+class ModelApiState:
+    """What the startup hook builds (``create_service_app``'s typed state) and the shutdown hook closes."""
+
+    run_readers: RunReaders
+    prompt_api_http: httpx.AsyncClient
+    relay: OutboxRelay
+
+
+def get_state(request: Request) -> ServiceState[Any]:
+    return service_state(request)
+
+
+def get_own(request: Request) -> ModelApiState:
+    return service_of(request, ModelApiState)
 
 
 def get_settings(request: Request) -> ModelApiSettings:
@@ -43,35 +57,17 @@ def get_settings(request: Request) -> ModelApiSettings:
     return settings
 
 
-def get_sessions(request: Request) -> async_sessionmaker[AsyncSession]:
-    sessions = get_state(request).sessions
-    if sessions is None:
-        raise RuntimeError("the database is not configured")
-    return sessions
-
-
-async def get_db(
-    sessions: Annotated[async_sessionmaker[AsyncSession], Depends(get_sessions)],
-) -> AsyncIterator[AsyncSession]:
-    async with sessions() as session:
-        yield session
-
-
 def get_relay(request: Request) -> OutboxRelay | None:
-    relay = get_state(request).extras.get("relay")
-    return relay if isinstance(relay, OutboxRelay) else None
+    return get_own(request).relay
 
 
 def get_run_readers(request: Request) -> RunReaders:
-    readers = get_state(request).extras.get("run_readers")
-    if not isinstance(readers, RunReaders):
-        raise RuntimeError("the run readers are not set up")
-    return readers
+    return get_own(request).run_readers
 
 
 SettingsDep = Annotated[ModelApiSettings, Depends(get_settings)]
 RunReadersDep = Annotated[RunReaders, Depends(get_run_readers)]
-DbDep = Annotated[AsyncSession, Depends(get_db)]
+DbDep = SessionDep
 RelayDep = Annotated[OutboxRelay | None, Depends(get_relay)]
 
 
@@ -134,6 +130,13 @@ def check_form_csrf(request: Request, settings: ModelApiSettings, presented: str
     token = getattr(request.state, "session_token", None)
     if token is None or not csrf_matches(token, presented or None):
         raise CsrfFailed("the form's CSRF token is missing or stale: reload the page and try again")
+
+
+async def read_checked_form(request: Request, settings: ModelApiSettings) -> Form:
+    """A console form (at most ``limits.max_body_bytes``), its CSRF token checked (403 otherwise)."""
+    form = await read_form(request, settings.limits.max_body_bytes)
+    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    return form
 
 
 ApiUser = Annotated[SessionPrincipal, Depends(api_user)]

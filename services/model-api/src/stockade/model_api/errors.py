@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CatalogueError", "ConfigConflict", "ConfigNotFound", "ModelNotFound"]
+__all__ = ["CatalogueError", "ConfigConflict", "ConfigNotFound", "ModelNotFound", "NoActiveConfig"]
 
 
 class CatalogueError(Exception):
@@ -19,3 +19,7 @@ class ConfigNotFound(CatalogueError):
 
 class ConfigConflict(CatalogueError):
     """A database configuration with that name exists already."""
+
+
+class NoActiveConfig(CatalogueError):
+    """No database configuration is active (the migrations make one active; only a manual edit undoes it)."""

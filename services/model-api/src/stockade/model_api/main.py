@@ -15,11 +15,11 @@ from fastapi.staticfiles import StaticFiles
 from stockade.contracts import subjects
 from stockade.identity import IdentityError, NotFoundError
 from stockade.model_api import migrate
-from stockade.model_api.commands import serve_dbconfig_active, serve_ingest_key_verify, serve_model_get
-from stockade.model_api.deps import CsrfFailed, SignInRequired
+from stockade.model_api.commands import declare_commands
+from stockade.model_api.deps import CsrfFailed, ModelApiState, SignInRequired
 from stockade.model_api.errors import CatalogueError, ConfigConflict
-from stockade.model_api.events import OutboxRelay
 from stockade.model_api.pages import STATIC_DIR, TEMPLATES
+from stockade.model_api.prompt_pages import ShowInstead
 from stockade.model_api.routes import (
     api,
     auth,
@@ -31,6 +31,8 @@ from stockade.model_api.routes import (
 )
 from stockade.model_api.run_readers import RunReaders
 from stockade.model_api.settings import ModelApiSettings
+from stockade.model_api.tables import OutboxEvent
+from stockade.runtime import outbox
 from stockade.runtime.app import ServiceState, create_service_app
 from stockade.runtime.errors import error_response
 
@@ -46,33 +48,35 @@ SECURITY_HEADERS = {
 def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
     settings = settings or ModelApiSettings()
 
-    async def on_startup(state: ServiceState) -> None:
+    async def on_startup(state: ServiceState[ModelApiState]) -> ModelApiState:
         if settings.migrate_on_startup:
             await migrate.upgrade_async(settings.db.url)
         assert state.sessions is not None
-        state.extras["run_readers"] = RunReaders(settings.runs)
-        state.extras["prompt_api_http"] = httpx.AsyncClient(
-            base_url=settings.prompt_api.url, timeout=settings.prompt_api.timeout_s, follow_redirects=False
+        own = ModelApiState(
+            run_readers=RunReaders(settings.runs, lambda: state.nats),
+            prompt_api_http=httpx.AsyncClient(
+                base_url=settings.prompt_api.url,
+                timeout=settings.prompt_api.timeout_s,
+                follow_redirects=False,
+            ),
+            relay=outbox.OutboxRelay(  # over the service's own NATS connection (the relay does not drain it)
+                state.sessions,
+                OutboxEvent,
+                outbox.given_connection(state.nats),
+                settings.outbox,
+                replicas=settings.nats.stream_replicas,
+            ),
         )
-        relay = OutboxRelay(state.sessions, state.nats, settings.outbox, settings.nats.stream_replicas)
-        state.extras["relay"] = relay
         if settings.outbox.enabled:
-            relay.start()
-        if state.nats is not None:
-            state.extras["model_get"] = await serve_model_get(state.nats, state.sessions)
-            state.extras["dbconfig_active"] = await serve_dbconfig_active(state.nats, state.sessions)
-            state.extras["ingest_key_verify"] = await serve_ingest_key_verify(state.nats, state.sessions)
+            own.relay.start()
+        if state.broker is not None:
+            declare_commands(state.broker, state.sessions)  # started by the lifespan after this hook
+        return own
 
-    async def on_shutdown(state: ServiceState) -> None:
-        relay = state.extras.get("relay")
-        if isinstance(relay, OutboxRelay):
-            await relay.stop()
-        http = state.extras.get("prompt_api_http")
-        if isinstance(http, httpx.AsyncClient):
-            await http.aclose()
-        readers = state.extras.get("run_readers")
-        if isinstance(readers, RunReaders):
-            await readers.aclose()
+    async def on_shutdown(own: ModelApiState) -> None:
+        await own.relay.stop()
+        await own.prompt_api_http.aclose()
+        await own.run_readers.aclose()
 
     app = create_service_app(
         settings,
@@ -126,7 +130,12 @@ def _install_handlers(app: FastAPI) -> None:
         status, code = (404, "not_found") if isinstance(exc, NotFoundError) else (422, "invalid_request")
         return error_response(status, code, str(exc))
 
+    async def show_instead(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ShowInstead)
+        return exc.response
+
     app.add_exception_handler(SignInRequired, sign_in_required)
+    app.add_exception_handler(ShowInstead, show_instead)
     app.add_exception_handler(CsrfFailed, csrf_failed)
     app.add_exception_handler(CatalogueError, catalogue_error)
     app.add_exception_handler(IdentityError, identity_error)

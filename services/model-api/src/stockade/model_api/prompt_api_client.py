@@ -108,20 +108,31 @@ class PromptApiClient:
         )
         return response.content.decode("utf-8", errors="replace")
 
-    async def proposals(self, project_id: str, status: str = "pending") -> list[dict[str, Any]]:
+    async def proposals(
+        self, project_id: str, status: str = "pending", kind: str = "prompt"
+    ) -> list[dict[str, Any]]:
+        """The project's prompt (``kind="prompt"``) or skill (``kind="skill"``) proposals with ``status``."""
         result: list[dict[str, Any]] = await self._json(
-            "GET", "/prompt-reviews", params={"project_id": project_id, "status": status, "limit": 200}
+            "GET",
+            f"/{_kind(kind)}-reviews",
+            params={"project_id": project_id, "status": status, "limit": 200},
         )
         return result
 
     async def decide(
-        self, project_id: str, proposal_id: str, verdict: str, comment: str | None
+        self, project_id: str, proposal_id: str, verdict: str, comment: str | None, kind: str = "prompt"
     ) -> dict[str, Any]:
         body = {"project_id": project_id, "comment": comment}
         result: dict[str, Any] = await self._json(
-            "POST", f"/prompt-reviews/{_seg(proposal_id)}/{verdict}", json=body
+            "POST", f"/{_kind(kind)}-reviews/{_seg(proposal_id)}/{verdict}", json=body
         )
         return result
+
+
+def _kind(kind: str) -> str:
+    if kind not in ("prompt", "skill"):
+        raise ValueError(f"no {kind!r} reviews: prompt or skill")
+    return kind
 
 
 def _seg(value: str) -> str:

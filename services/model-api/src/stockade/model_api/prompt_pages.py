@@ -4,6 +4,7 @@ the refusal page, checked path values, the project's display facts and the notic
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import httpx
@@ -11,7 +12,8 @@ from fastapi import Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
 from stockade.model_api import project_directory
-from stockade.model_api.deps import DbDep, PageUser, SettingsDep, get_state
+from stockade.model_api.body import Form
+from stockade.model_api.deps import DbDep, PageUser, SettingsDep, get_own, read_checked_form
 from stockade.model_api.pages import render
 from stockade.model_api.prompt_api_client import PromptApiClient, PromptApiRefused
 from stockade.model_api.prompt_key import open_sealed
@@ -22,10 +24,7 @@ NO_KEY = "Connect your API key first: the prompt pages act on prompt-api with yo
 
 
 def _http(request: Request) -> httpx.AsyncClient:
-    http = get_state(request).extras.get("prompt_api_http")
-    if not isinstance(http, httpx.AsyncClient):
-        raise RuntimeError("the prompt-api client is not set up")
-    return http
+    return get_own(request).prompt_api_http
 
 
 def user_key(request: Request, settings: ModelApiSettings) -> str | None:
@@ -57,6 +56,65 @@ def need_key() -> Response:
     return RedirectResponse("/projects?need=key", status_code=303)
 
 
+class ShowInstead(Exception):
+    """Raised by a page's start when another response answers the request (connect a key first, a 404 page);
+    the console's exception handler returns ``response``."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__("another response answers this request")
+        self.response = response
+
+
+@dataclass(frozen=True)
+class ProjectPage:
+    """What a project's page starts from: the user's prompt-api client and the project's display facts."""
+
+    api: PromptApiClient
+    project: dict[str, Any]
+
+
+async def open_project_page(
+    request: Request,
+    user: PageUser,
+    db: DbDep,
+    api: PromptApiClient | None,
+    project_id: str,
+    *names: str,
+    missing: str,
+) -> ProjectPage:
+    """The page's start; :class:`ShowInstead` answers instead when a key must be connected first, or with a 404
+    ``missing`` page for an id or name that cannot be one."""
+    if api is None:
+        raise ShowInstead(need_key())
+    project = await project_of(db, user, project_id)
+    if not checked(project_id, *names):
+        raise ShowInstead(refused(request, user, PromptApiRefused(404, missing), project=project))
+    return ProjectPage(api, project)
+
+
+@dataclass(frozen=True)
+class ProjectForm(ProjectPage):
+    """A form posted to a project's page: its fields, with the client and the project's facts."""
+
+    form: Form
+
+
+async def open_project_form(
+    request: Request,
+    user: PageUser,
+    db: DbDep,
+    settings: SettingsDep,
+    api: PromptApiClient | None,
+    project_id: str,
+) -> ProjectForm:
+    """The form read and its CSRF token checked (403 otherwise), then as :func:`open_project_page` without the
+    path check (each action checks its own values)."""
+    form = await read_checked_form(request, settings)
+    if api is None:
+        raise ShowInstead(need_key())
+    return ProjectForm(api, await project_of(db, user, project_id), form)
+
+
 async def project_of(db: DbDep, user: PageUser, project_id: str) -> dict[str, Any]:
     found = await project_directory.project(db, user.user.id, project_id)
     if found is None:  # not a member (or unknown): prompt-api will say so; show the id
@@ -81,6 +139,15 @@ def version_choice(versions: list[dict[str, Any]], raw: str | None, default: int
     if raw and raw.isdigit() and int(raw) in numbers:
         return int(raw)
     return default
+
+
+def diff_versions(request: Request, versions: list[dict[str, Any]]) -> tuple[int | None, int | None]:
+    """``(old, new)``: the versions (listed newest first) a page diffs, the query's ``from`` and ``to`` if they
+    name listed versions, else the one before the newest and the newest."""
+    q = request.query_params
+    newest = versions[0]["version"] if versions else None
+    older = versions[1]["version"] if len(versions) > 1 else newest
+    return version_choice(versions, q.get("from"), older), version_choice(versions, q.get("to"), newest)
 
 
 def notice_of(request: Request) -> str | None:

@@ -47,10 +47,14 @@ def where(filters: RunFilters) -> tuple[list[str], dict[str, Any]]:
         "occurred_at < toDateTime64(%(until)s, 6, 'UTC')",
     ]
     params: dict[str, Any] = {"since": time_param(filters.since), "until": time_param(filters.until)}
-    if filters.project is not None:
-        conditions.append("project_id = %(project)s")
-        params["project"] = filters.project
-    if filters.agent is not None:
-        conditions.append("agent_id = %(agent)s")
-        params["agent"] = filters.agent
+    narrow(conditions, params, "project_id = %(project)s", "project", filters.project)
+    narrow(conditions, params, "agent_id = %(agent)s", "agent", filters.agent)
     return conditions, params
+
+
+def narrow(conditions: list[str], params: dict[str, Any], condition: str, name: str, value: object) -> None:
+    """Add ``condition``, which reads the parameter ``name``, with ``value``; nothing when ``value`` is None (that
+    filter is not set)."""
+    if value is not None:
+        conditions.append(condition)
+        params[name] = value

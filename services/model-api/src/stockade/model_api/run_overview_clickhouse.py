@@ -20,9 +20,7 @@ def overview(rows: Rows, table: str, filters: RunFilters, now: datetime) -> Over
     bucket_s = filters.bucket_seconds()
     where, params = ch.where(filters)
     checks = list(where)
-    if filters.check is not None:
-        checks.append("name = %(check)s")
-        params["check"] = filters.check
+    ch.narrow(checks, params, "name = %(check)s", "check", filters.check)
     cond = " AND ".join(checks)
     params["bucket"] = bucket_s
     decisions: dict[str, dict[datetime, tuple[int, int]]] = {}

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from nats.aio.client import Client as NatsClient
+
 from stockade.model_api.run_store import RunReader, RunStoreUnavailable
 from stockade.model_api.run_store_clickhouse import ClickHouseRunReader
 from stockade.model_api.run_store_dynamodb import DynamoRunReader
 from stockade.model_api.run_store_mongodb import MongoRunReader
+from stockade.model_api.run_store_via_ingest import IngestRunReader
 from stockade.model_api.settings import RunStoreSettings
 
 READABLE_KINDS = ("clickhouse", "mongodb", "dynamodb")
@@ -14,9 +19,13 @@ READABLE_KINDS = ("clickhouse", "mongodb", "dynamodb")
 class RunReaders:
     """Readers by store kind. Nothing connects until a page asks."""
 
-    def __init__(self, settings: RunStoreSettings) -> None:
+    def __init__(
+        self, settings: RunStoreSettings, nats: Callable[[], NatsClient | None] = lambda: None
+    ) -> None:
         self._readers: dict[str, RunReader] = {}
-        if settings.clickhouse_url:
+        if settings.clickhouse_through_ingest:  # embedded chdb: only guardrail-ingest's process can open it
+            self._readers["clickhouse"] = IngestRunReader(nats, settings.table, timeout_s=settings.timeout_s)
+        elif settings.clickhouse_url:
             self._readers["clickhouse"] = ClickHouseRunReader(
                 settings.clickhouse_url, settings.table, timeout_s=settings.timeout_s
             )
@@ -45,6 +54,11 @@ class RunReaders:
         raise RunStoreUnavailable(
             f"the console is not told where {kind} is: set MODEL_API_RUNS__{kind.upper()}_URL "
             "to the store guardrail-ingest writes"
+            + (
+                " (an embedded chdb store: MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST=true)"
+                if kind == "clickhouse"
+                else ""
+            )
         )
 
     async def aclose(self) -> None:

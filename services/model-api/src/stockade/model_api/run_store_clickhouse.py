@@ -78,7 +78,7 @@ class ClickHouseRunReader:
                         ) from exc
                     raise RunStoreUnavailable(f"ClickHouse did not answer: {str(exc)[:300]}") from exc
                 except Exception as exc:  # chdb cannot open its path (another process holds it), ...
-                    if isinstance(exc, RunNotFound):
+                    if isinstance(exc, RunNotFound | RunStoreUnavailable):
                         raise
                     raise RunStoreUnavailable(f"ClickHouse cannot be read: {str(exc)[:300]}") from exc
 
@@ -145,19 +145,11 @@ class ClickHouseRunReader:
     ) -> list[RunSummary]:
         """Runs grouped over the filters' range, newest last event first; ``only`` restricts to these runs."""
         where, params = ch.where(filters)
-        if only is not None:
-            where.append("(project_id, run_id) IN %(only)s")
-            params["only"] = only
+        ch.narrow(where, params, "(project_id, run_id) IN %(only)s", "only", only)
         having: list[str] = []
-        if filters.outcome is not None:
-            having.append(f"{ch.OUTCOME} = %(outcome)s")
-            params["outcome"] = filters.outcome
-        if filters.check is not None:
-            having.append("countIf(kind = 'check' AND name = %(check)s) > 0")
-            params["check"] = filters.check
-        if filters.action is not None:
-            having.append("countIf(action = %(action)s) > 0")
-            params["action"] = filters.action
+        ch.narrow(having, params, f"{ch.OUTCOME} = %(outcome)s", "outcome", filters.outcome)
+        ch.narrow(having, params, "countIf(kind = 'check' AND name = %(check)s) > 0", "check", filters.check)
+        ch.narrow(having, params, "countIf(action = %(action)s) > 0", "action", filters.action)
         if cursor is not None:
             having.append(
                 "(last_at, project_id, run_id) < (toDateTime64(%(c_at)s, 6, 'UTC'), %(c_project)s, %(c_run)s)"
@@ -239,12 +231,8 @@ class ClickHouseRunReader:
 
     def _export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
         where, params = ch.where(filters)
-        if filters.check is not None:
-            where.append("name = %(check)s")
-            params["check"] = filters.check
-        if filters.action is not None:
-            where.append("action = %(action)s")
-            params["action"] = filters.action
+        ch.narrow(where, params, "name = %(check)s", "check", filters.check)
+        ch.narrow(where, params, "action = %(action)s", "action", filters.action)
         if filters.outcome is not None:
             inner, _ = ch.where(filters)
             runs = (

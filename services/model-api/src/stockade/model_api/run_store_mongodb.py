@@ -13,9 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pymongo import AsyncMongoClient
 from pymongo.errors import PyMongoError
-from pymongo.uri_parser import parse_uri
 
 from stockade.model_api.run_aggregate import export_row, overview_from, run_detail
 from stockade.model_api.run_filters import Cursor, RunFilters
@@ -28,6 +26,7 @@ from stockade.model_api.run_store import (
     RunStoreUnavailable,
     RunSummary,
 )
+from stockade.runtime.mongo import open_collection
 
 
 def _aware(value: datetime) -> datetime:
@@ -46,12 +45,7 @@ class MongoRunReader:
     kind = "mongodb"
 
     def __init__(self, url: str, collection: str, *, timeout_s: float = 10.0) -> None:
-        database = parse_uri(url).get("database") or "stockade"
-        ms = int(timeout_s * 1000)
-        self._client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
-            url, serverSelectionTimeoutMS=ms, connectTimeoutMS=ms, timeoutMS=ms, tz_aware=True
-        )
-        self.collection = self._client[database][collection]
+        self._client, self.collection = open_collection(url, collection, timeout_s=timeout_s)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -54,7 +54,14 @@ class RunStoreSettings(BaseModel):
     clickhouse_url: str | None = Field(
         default=None,
         description="ClickHouse holding guardrail-ingest's table: http://user:pass@host:8123/db or chdb:///path "
-        "(chdb only when no other process holds that path). Unset: the run pages say the store is not set up.",
+        "(chdb only when no other process holds that path; else clickhouse_through_ingest). Unset: the run pages say "
+        "the store is not set up.",
+    )
+    clickhouse_through_ingest: bool = Field(
+        default=False,
+        description="Read ClickHouse through guardrail-ingest over NATS (guardrail.cmd.read_runs.v1) instead of "
+        "clickhouse_url: for an embedded chdb store, which only guardrail-ingest's process can open. stockade up "
+        "sets it.",
     )
     mongodb_url: str | None = Field(
         default=None,

@@ -1,4 +1,6 @@
-"""Typed dependencies: settings, database sessions, and the key principal (401/403 before anything else).
+"""Typed dependencies: settings, database sessions, the outbox relay, and the key principal (401/403 before
+anything else). They read the app's ``create_service_app`` state: the shared ``ServiceState`` and prompt-api's own
+:class:`PromptApiState`.
 
 All are ``async def``: FastAPI runs a plain ``def`` dependency in a worker thread, which costs a thread hop per
 request.
@@ -6,45 +8,45 @@ request.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.identity import KeyPrincipal, authenticate, can_write
-from stockade.prompt_api.outbox import OutboxRelay
+from stockade.prompt_api.body import M, parse_body
+from stockade.prompt_api.read_path import ActivePromptReader
 from stockade.prompt_api.settings import PromptApiSettings
+from stockade.runtime.app import service_of, service_state
+from stockade.runtime.db_deps import SessionDep as SessionDep
+from stockade.runtime.db_deps import SessionsDep as SessionsDep
+from stockade.runtime.outbox import OutboxRelay
 
 API_KEY_HEADER = "X-API-Key"
 API_KEY_QUERY = "api_key"
 
 
+@dataclass
+class PromptApiState:
+    """What the startup hook builds (``create_service_app``'s typed state) and the shutdown hook closes."""
+
+    reader: ActivePromptReader  # the hot read path (read_path.py)
+    relay: OutboxRelay  # started only when ``outbox.enabled``
+
+
 async def get_settings(request: Request) -> PromptApiSettings:
-    settings: PromptApiSettings = request.app.state.settings
+    settings = service_state(request).settings
+    if not isinstance(settings, PromptApiSettings):
+        raise RuntimeError("this app was not made by prompt-api's create_app")
     return settings
 
 
-async def get_sessions(request: Request) -> async_sessionmaker[AsyncSession]:
-    sessions: async_sessionmaker[AsyncSession] = request.app.state.sessions
-    return sessions
-
-
-async def get_session(
-    sessions: Annotated[async_sessionmaker[AsyncSession], Depends(get_sessions)],
-) -> AsyncIterator[AsyncSession]:
-    async with sessions() as session:
-        yield session
-
-
 async def get_relay(request: Request) -> OutboxRelay | None:
-    relay: OutboxRelay | None = request.app.state.relay
-    return relay
+    return service_of(request, PromptApiState).relay
 
 
 SettingsDep = Annotated[PromptApiSettings, Depends(get_settings)]
-SessionsDep = Annotated[async_sessionmaker[AsyncSession], Depends(get_sessions)]
-SessionDep = Annotated[AsyncSession, Depends(get_session)]
 RelayDep = Annotated[OutboxRelay | None, Depends(get_relay)]
 
 
@@ -86,3 +88,31 @@ async def writer(request: Request, session: SessionDep, settings: SettingsDep) -
 
 ReaderDep = Annotated[KeyPrincipal, Depends(reader)]
 WriterDep = Annotated[KeyPrincipal, Depends(writer)]
+
+
+@dataclass(frozen=True, slots=True)
+class Writing:
+    """What every write route takes: the writer (:func:`writer`), sessions, settings and the outbox relay."""
+
+    principal: KeyPrincipal
+    sessions: async_sessionmaker[AsyncSession]
+    settings: PromptApiSettings
+    relay: OutboxRelay | None
+
+    async def body(self, request: Request, model: type[M]) -> M:
+        """The request's body as ``model``, under ``limits.max_body_bytes`` (413, then 422)."""
+        return await parse_body(request, model, self.settings.limits.max_body_bytes)
+
+    def published(self) -> None:
+        """After a publish commits: the relay sends its event now instead of at its next poll."""
+        if self.relay is not None:
+            self.relay.wake()
+
+
+async def writing(
+    principal: WriterDep, sessions: SessionsDep, settings: SettingsDep, relay: RelayDep
+) -> Writing:
+    return Writing(principal, sessions, settings, relay)
+
+
+WritingDep = Annotated[Writing, Depends(writing)]

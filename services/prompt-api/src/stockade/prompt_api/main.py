@@ -1,37 +1,30 @@
-"""Composition root of prompt-api: ``create_app(settings)``; the lifespan builds the engine and the outbox relay.
+"""Composition root of prompt-api: ``create_app(settings)`` on ``stockade.runtime.app.create_service_app``.
 
-Nothing connects at import time. NATS is optional for serving: publishes commit to the database and the outbox
+Nothing connects at import time. The startup hook migrates, opens the hot read path's reader and starts the outbox
+relay (:class:`stockade.prompt_api.deps.PromptApiState`). NATS is optional for serving (``wait_for_nats=False``):
+the bus connects in the background, readiness does not depend on it, publishes commit to the database and the
 relay delivers their events once NATS answers.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from stockade.contracts.subjects import PROMPT_HEALTH
 from stockade.prompt_api import migrate
+from stockade.prompt_api.deps import PromptApiState
 from stockade.prompt_api.errors import BodyTooLarge, Forbidden, InvalidContent, InvalidPath, NotFound
-from stockade.prompt_api.outbox import OutboxRelay
 from stockade.prompt_api.read_path import ActivePromptReader, PostgresReader, SqlAlchemyReader
 from stockade.prompt_api.routes import prompts, reviews, skills
 from stockade.prompt_api.settings import PromptApiSettings
-from stockade.runtime import (
-    configure_logging,
-    create_engine,
-    database_check,
-    error_response,
-    health_router,
-    install_error_handlers,
-    install_security_headers,
-    normalise_url,
-    session_factory,
-)
+from stockade.prompt_api.tables import OutboxEvent
+from stockade.runtime import configure_logging, create_engine, error_response, normalise_url, outbox
+from stockade.runtime.app import ServiceState, create_service_app
 from stockade.runtime.db import is_sqlite
-from stockade.runtime.observability import install_observability
 
 _STATUS: dict[type[Exception], tuple[int, str]] = {
     Forbidden: (403, "forbidden"),
@@ -45,45 +38,44 @@ _STATUS: dict[type[Exception], tuple[int, str]] = {
 def create_app(settings: PromptApiSettings | None = None, *, configure_logs: bool = True) -> FastAPI:
     settings = settings or PromptApiSettings()
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def on_startup(state: ServiceState[PromptApiState]) -> PromptApiState:
         if configure_logs:
             configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
         if settings.migrate_on_startup:
             await migrate.upgrade_async(settings.db.url)
-        engine = create_engine(settings.db)
-        sessions = session_factory(engine)
-        relay = OutboxRelay(sessions, settings.nats, settings.outbox, settings.service_name)
-        app.state.engine, app.state.sessions, app.state.relay = engine, sessions, relay
-        app.state.reader = reader = await _active_prompt_reader(settings)
+        assert state.sessions is not None
+        reader = await _active_prompt_reader(settings)
+        # the bus's connection, None until the broker has connected: events wait in the table meanwhile
+        relay = outbox.OutboxRelay(
+            state.sessions,
+            OutboxEvent,
+            state.current_nats,
+            settings.outbox,
+            replicas=settings.nats.stream_replicas,
+        )
         if settings.outbox.enabled:
             relay.start()
         if settings.gc_freeze:
             _freeze_startup_heap()
-        try:
-            yield
-        finally:
-            await relay.stop()
-            await reader.close()
-            await engine.dispose()
+        return PromptApiState(reader=reader, relay=relay)
 
-    # FastAPI's own per-request and per-operation spans are off (stockade.runtime.app says why): the observability
-    # middleware makes the request's one server span.
-    app = FastAPI(
+    async def on_shutdown(own: PromptApiState) -> None:
+        # before NATS drains and the engine is disposed (create_service_app's order): the relay's last round
+        # still has both
+        await own.relay.stop()
+        await own.reader.close()
+
+    app = create_service_app(
+        settings,
         title="Stockade prompt-api",
-        version="1",
-        lifespan=lifespan,
-        telemetry={"tracing": False, "operation_spans": False},
+        health_subject=PROMPT_HEALTH,
+        wait_for_nats=False,
+        on_startup=on_startup,
+        on_shutdown=on_shutdown,
     )
-    app.state.settings = settings
-    install_error_handlers(app)
-    install_security_headers(app, hsts_max_age_s=settings.http.hsts_max_age_s)
-    install_observability(app, settings.service_name, access_log=settings.log.access_log)
+    app.version = "1"
     for exc_type, (status, code) in _STATUS.items():
         app.add_exception_handler(exc_type, _handler(status, code))
-    app.include_router(
-        health_router(settings.service_name, lambda: {"database": database_check(app.state.engine)})
-    )
     app.include_router(prompts.router)
     app.include_router(skills.router)
     app.include_router(reviews.router)
@@ -112,7 +104,7 @@ def _freeze_startup_heap() -> None:
     gc.freeze()
 
 
-def _handler(status: int, code: str):  # type: ignore[no-untyped-def]
+def _handler(status: int, code: str) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:
     async def handle(_: Request, exc: Exception) -> JSONResponse:
         return error_response(status, code, str(exc))
 

@@ -1,35 +1,17 @@
-"""prompt-api migrations: ``python -m stockade.prompt_api.migrate [--url URL]`` (identity first, then ours)."""
+"""prompt-api migrations: ``python -m stockade.prompt_api.migrate [--url URL]`` (identity first, then ours; the runner is
+:mod:`stockade.runtime.migrations`)."""
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import sys
 from pathlib import Path
 
-from stockade.identity import migrate as identity_migrate
-from stockade.runtime.settings import DEFAULT_SQLITE_URL
+from stockade.identity import migrate as identity
+from stockade.runtime.migrations import Migrations, Schema
 
-SCRIPTS = Path(__file__).parent / "migrations"
-VERSION_TABLE = "alembic_version_prompt_api"
-
-
-def upgrade(url: str = DEFAULT_SQLITE_URL) -> None:
-    """Identity tables (which ours reference), then prompt-api's own; idempotent."""
-    identity_migrate.upgrade(url)
-    identity_migrate.run_migrations(url, SCRIPTS, VERSION_TABLE)
-
-
-async def upgrade_async(url: str = DEFAULT_SQLITE_URL) -> None:
-    await asyncio.to_thread(upgrade, url)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m stockade.prompt_api.migrate")
-    parser.add_argument("--url", default=DEFAULT_SQLITE_URL)
-    upgrade(parser.parse_args(argv).url)
-    return 0
-
+SCHEMA = Schema("prompt-api", Path(__file__).parent / "migrations", "alembic_version_prompt_api")
+MIGRATIONS = Migrations("stockade.prompt_api", (identity.SCHEMA, SCHEMA))  # identity first: ours reference it
+upgrade, upgrade_async, main = MIGRATIONS.upgrade, MIGRATIONS.upgrade_async, MIGRATIONS.main
 
 if __name__ == "__main__":
     sys.exit(main())

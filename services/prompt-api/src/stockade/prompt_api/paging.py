@@ -14,9 +14,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Query, Request, Response
+from fastapi import Depends, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 
 from stockade.runtime.storable import is_storable
@@ -110,3 +111,38 @@ def set_next(request: Request, response: Response, cursor: str | None) -> None:
     response.headers["X-Next-Cursor"] = cursor
     # a key given in the query string is not copied into the header (keys in URLs end up in logs)
     response.headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
+
+
+@dataclass(frozen=True)
+class Page:
+    """A list endpoint's paging: its ``limit`` and ``cursor`` query parameters and the response to put the next
+    page's cursor on (a FastAPI dependency: :data:`PageDep`, :data:`NamesPageDep`)."""
+
+    request: Request
+    response: Response
+    limit: int
+    cursor: str | None
+
+    def after(self, kind: str, key_type: type[K]) -> K | None:
+        """The key the page starts after (None for the first page); a cursor of another listing is a 422."""
+        return decode(self.cursor, kind, key_type)
+
+    def ends_at(self, kind: str, last: str | int | None) -> None:
+        """The page ended at ``last`` (None: it was the last page): set the next page's cursor headers."""
+        set_next(self.request, self.response, None if last is None else encode(kind, last))
+
+
+def _page(
+    request: Request, response: Response, limit: Limit = DEFAULT_LIMIT, cursor: CursorQuery = None
+) -> Page:
+    return Page(request, response, limit, cursor)
+
+
+def _names_page(
+    request: Request, response: Response, limit: NamesLimit = NAMES_DEFAULT_LIMIT, cursor: CursorQuery = None
+) -> Page:
+    return Page(request, response, limit, cursor)
+
+
+PageDep = Annotated[Page, Depends(_page)]
+NamesPageDep = Annotated[Page, Depends(_names_page)]

@@ -6,17 +6,15 @@ import hashlib
 import json
 from typing import Any
 
-from sqlalchemy import and_, bindparam, or_, select
+from sqlalchemy import Row, and_, bindparam, or_, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
-from stockade.contracts import PromptPublished
-from stockade.identity import KeyPrincipal, can_list, can_publish, keys, project_access
-from stockade.identity.db_types import new_id, utcnow
+from stockade.identity import KeyPrincipal, keys
 from stockade.identity.tables import ApiKey, OrganisationMember, Project
-from stockade.prompt_api import outbox, paging, versioning
-from stockade.prompt_api.errors import Forbidden, InvalidContent, NotFound
-from stockade.prompt_api.schemas import PromptPublish, PromptSummary, PromptVersionPublic
+from stockade.prompt_api import versioning
+from stockade.prompt_api.errors import InvalidContent, NotFound
+from stockade.prompt_api.schemas import ChatMessage, PromptPublish, PromptSummary, PromptVersionPublic
 from stockade.prompt_api.settings import LimitSettings
 from stockade.prompt_api.tables import Prompt, PromptVersion
 
@@ -32,7 +30,8 @@ def etag(version: int, sha256: str) -> str:
     return f'"{version}-{sha256}"'
 
 
-def _public(project_id: str, name: str, v: PromptVersion) -> PromptVersionPublic:
+def _public(project_id: str, name: str, v: PromptVersion | Row[Any]) -> PromptVersionPublic:
+    """A stored version as answered (``v``: the row, or the uniform read's result row with the same columns)."""
     return PromptVersionPublic(
         project_id=project_id,
         prompt_name=name,
@@ -92,17 +91,7 @@ async def read_active(
     matches = keys.hashes_match(stored, computed)
     if row is None or not matches or row.revoked_at is not None or row.member is None:
         return None
-    return PromptVersionPublic(
-        project_id=project_id or "",
-        prompt_name=prompt_name or "",
-        version=row.version,
-        content=row.content,
-        config=row.config,
-        sha256=row.sha256,
-        commit_message=row.commit_message,
-        published_at=row.published_at,
-        published_by=row.published_by,
-    )
+    return _public(project_id or "", prompt_name or "", row)
 
 
 async def read_active_once(
@@ -123,21 +112,8 @@ async def list_prompts(
     session: AsyncSession, principal: KeyPrincipal, project_id: str, after: str | None, limit: int
 ) -> tuple[list[PromptSummary], str | None]:
     """One page of the project's prompts by name, after ``after``; and the last name if more follow."""
-    if not can_list(await project_access(session, principal.owner_id, project_id)).allowed:
-        raise Forbidden("the key's owner is not a member of this project")
-    query = (
-        select(Prompt, PromptVersion)
-        .outerjoin(
-            PromptVersion,
-            and_(PromptVersion.prompt_id == Prompt.id, PromptVersion.version == Prompt.active_version),
-        )
-        .where(Prompt.project_id == project_id)
-        .order_by(Prompt.name)
-        .limit(limit + 1)
-    )
-    if after is not None:
-        query = query.where(Prompt.name > after)
-    rows, more = paging.page(list((await session.execute(query)).all()), limit)
+    await versioning.require_member(session, principal, project_id)
+    rows, more = await versioning.page_with_active(session, versioning.PROMPTS, project_id, after, limit)
     listed = [
         PromptSummary(
             prompt_name=p.name,
@@ -158,11 +134,8 @@ async def history(
     before: int | None,
     limit: int,
 ) -> tuple[list[PromptVersionPublic], int | None]:
-    """One page of a prompt's versions, newest first, older than ``before``; and the last version if more follow.
-
-    Versions published while a client pages are newer than every page's key, so they never shift a page."""
-    if not can_list(await project_access(session, principal.owner_id, project_id)).allowed:
-        raise Forbidden("the key's owner is not a member of this project")
+    """One page of a prompt's versions, newest first, older than ``before``; and the last version if more follow."""
+    await versioning.require_member(session, principal, project_id)
     prompt_id = (
         await session.execute(
             select(Prompt.id).where(Prompt.project_id == project_id, Prompt.name == prompt_name)
@@ -170,22 +143,8 @@ async def history(
     ).scalar_one_or_none()
     if prompt_id is None:
         raise NotFound(f"no prompt {prompt_name!r} in this project")
-    query = (
-        select(PromptVersion)
-        .where(PromptVersion.prompt_id == prompt_id)
-        .order_by(PromptVersion.version.desc())
-        .limit(limit + 1)
-    )
-    if before is not None:
-        query = query.where(PromptVersion.version < before)
-    rows, more = paging.page(list((await session.execute(query)).scalars().all()), limit)
+    rows, more = await versioning.version_page(session, versioning.PROMPTS, prompt_id, before, limit)
     return [_public(project_id, prompt_name, v) for v in rows], (rows[-1].version if more else None)
-
-
-async def authorise_publish(session: AsyncSession, principal: KeyPrincipal, project_id: str) -> None:
-    decision = can_publish(principal, await project_access(session, principal.owner_id, project_id))
-    if not decision.allowed:
-        raise Forbidden(decision.reason)
 
 
 async def insert_version(
@@ -197,51 +156,18 @@ async def insert_version(
     config: Any,
     commit_message: str | None,
 ) -> PromptVersionPublic:
-    """Inside the caller's transaction: allocate the version, insert it, move the active pointer, enqueue the
-    event."""
+    """Inside the caller's transaction: :func:`versioning.insert_version` of a prompt."""
     sha = content_sha256(content, config)
-    prompt_id, version = await versioning.next_version(session, Prompt, project_id, prompt_name)
-    row = PromptVersion(
-        id=new_id(),
-        prompt_id=prompt_id,
-        version=version,
-        content=content,
-        config=config,
-        sha256=sha,
-        commit_message=commit_message,
-        published_by=published_by,
-        published_at=utcnow(),
-    )
-    session.add(row)
-    await session.flush()
-    await versioning.activate(session, Prompt, prompt_id, version)
-    outbox.enqueue(
-        session,
-        PromptPublished(
-            project_id=project_id,
-            prompt_name=prompt_name,
-            version=version,
-            sha256=sha,
-            published_by=published_by,
-        ),
+    columns = {"content": content, "config": config}
+    row = await versioning.insert_version(
+        session, versioning.PROMPTS, published_by, project_id, prompt_name, sha, commit_message, columns
     )
     return _public(project_id, prompt_name, row)
 
 
-async def _write_version(
-    sessions: async_sessionmaker[AsyncSession],
-    principal: KeyPrincipal,
-    project_id: str,
-    prompt_name: str,
-    content: Any,
-    config: Any,
-    commit_message: str | None,
-) -> PromptVersionPublic:
-    """One transaction: :func:`insert_version`."""
-    async with sessions() as session, session.begin():
-        return await insert_version(
-            session, principal.owner_id, project_id, prompt_name, content, config, commit_message
-        )
+def stored_content(content: str | list[ChatMessage]) -> Any:
+    """A prompt's content as stored: text, or chat messages as plain JSON objects."""
+    return content if isinstance(content, str) else [m.model_dump() for m in content]
 
 
 def check_size(content: Any, config: Any, limits: LimitSettings) -> None:
@@ -258,13 +184,18 @@ async def publish(
     body: PromptPublish,
     limits: LimitSettings,
 ) -> PromptVersionPublic:
-    content = body.content if isinstance(body.content, str) else [m.model_dump() for m in body.content]
+    content = stored_content(body.content)
     check_size(content, body.config, limits)
-    async with sessions() as session:
-        await authorise_publish(session, principal, body.project_id)
-    return await _write_version(
-        sessions, principal, body.project_id, body.prompt_name, content, body.config, body.commit_message
-    )
+    async with versioning.publishing(sessions, principal, body.project_id) as session:
+        return await insert_version(
+            session,
+            principal.owner_id,
+            body.project_id,
+            body.prompt_name,
+            content,
+            body.config,
+            body.commit_message,
+        )
 
 
 async def rollback(
@@ -277,7 +208,7 @@ async def rollback(
 ) -> PromptVersionPublic:
     """Publish an earlier version's content as a new active version, under the same rules as publish."""
     async with sessions() as session:
-        await authorise_publish(session, principal, project_id)
+        await versioning.authorise_publish(session, principal, project_id)
         old = (
             await session.execute(
                 select(PromptVersion)
@@ -293,4 +224,7 @@ async def rollback(
             raise NotFound(f"prompt {prompt_name!r} has no version {target}")
         content, config = old.content, old.config
     message = commit_message or f"rollback to version {target}"
-    return await _write_version(sessions, principal, project_id, prompt_name, content, config, message)
+    async with sessions() as session, session.begin():
+        return await insert_version(
+            session, principal.owner_id, project_id, prompt_name, content, config, message
+        )

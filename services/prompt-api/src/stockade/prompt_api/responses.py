@@ -10,6 +10,7 @@ from stockade.prompt_api.schemas import (
     PromptPublish,
     PromptRollback,
     ReviewDecision,
+    SkillProposalCreate,
     SkillPublish,
 )
 from stockade.runtime.body import documented_body
@@ -36,3 +37,4 @@ PROMPT_ROLLBACK_BODY = documented_body(PromptRollback)
 PROPOSAL_BODY = documented_body(PromptProposalCreate)
 DECISION_BODY = documented_body(ReviewDecision)
 SKILL_PUBLISH_BODY = documented_body(SkillPublish)
+SKILL_PROPOSAL_BODY = documented_body(SkillProposalCreate)

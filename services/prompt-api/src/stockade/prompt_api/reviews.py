@@ -1,4 +1,7 @@
-"""Manual review of prompt versions: propose, list the queue, approve (publishes), reject with a comment.
+"""Manual review, one mechanism for prompt and skill versions: propose, list the queue, approve (publishes),
+reject with a comment. What differs between the two is a :class:`ReviewKind` value (``review_kinds.PROMPTS``,
+``review_kinds.SKILLS``): the proposals table, how a proposal is checked and stored, its public view, and how an approved
+one is published (which also enqueues the kind's event, ``prompt.published.v1`` or ``skill.published.v1``).
 
 Who may do what, always from current rows (``stockade.identity``):
 
@@ -7,62 +10,93 @@ Who may do what, always from current rows (``stockade.identity``):
 - list proposals: project membership, as for every listing;
 - approve or reject: what publishing needs (write scope, membership, the approver tag).
 
-Approval claims the pending row and writes the version in one transaction, so two approvers racing produce one
-version and the other gets "already decided".
+A proposal is checked (content limits; for skills the Agent Skills format, its files stored with it) when it is
+made, so approval publishes exactly what the approver saw. Approval claims the pending row and writes the
+version in one transaction, so two approvers racing produce one version and the other gets "already decided".
 """
 
 from __future__ import annotations
 
-from typing import Any
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.identity import Flow, KeyPrincipal, can_list, project_access
 from stockade.identity.db_types import new_id, utcnow
-from stockade.prompt_api import prompts
+from stockade.prompt_api import versioning
 from stockade.prompt_api.errors import AlreadyDecided, Forbidden, InvalidContent, NotFound, NotUnderReview
 from stockade.prompt_api.schemas import (
     PromptProposalCreate,
     PromptProposalPublic,
     PromptVersionPublic,
     ReviewDecision,
+    SkillProposalCreate,
+    SkillProposalPublic,
+    SkillVersionPublic,
 )
 from stockade.prompt_api.settings import LimitSettings
-from stockade.prompt_api.tables import Prompt, PromptProposal
+from stockade.prompt_api.skill_format import ValidFile
+from stockade.prompt_api.tables import Prompt, PromptProposal, Skill, SkillProposal
 
 STATUSES = ("pending", "approved", "rejected")
 
+RowT = TypeVar("RowT", PromptProposal, SkillProposal)
+CreateT = TypeVar("CreateT", PromptProposalCreate, SkillProposalCreate)
+PublicT = TypeVar("PublicT", PromptProposalPublic, SkillProposalPublic)
+VersionT = TypeVar("VersionT", PromptVersionPublic, SkillVersionPublic)
 
-def _public(p: PromptProposal) -> PromptProposalPublic:
-    return PromptProposalPublic(
-        id=p.id,
-        project_id=p.project_id,
-        prompt_name=p.prompt_name,
-        status=p.status,
-        content=p.content,
-        config=p.config,
-        sha256=p.sha256,
-        commit_message=p.commit_message,
-        base_version=p.base_version,
-        proposed_by=p.proposed_by,
-        proposed_at=p.proposed_at,
-        decided_by=p.decided_by,
-        decided_at=p.decided_at,
-        comment=p.comment,
-        version=p.version,
-    )
+
+@dataclass(frozen=True)
+class Checked:
+    """A proposal as checked before any transaction: the kind's own columns, and (skills) its files."""
+
+    columns: dict[str, Any]
+    files: list[ValidFile] = field(default_factory=list)
+
+
+class ReviewKind(ABC, Generic[RowT, CreateT, PublicT, VersionT]):
+    """What differs between reviewing prompt versions and skill versions; the functions below do the rest."""
+
+    noun: str  # "prompt" or "skill"
+    table: type[RowT]  # the proposals
+    subject: type[Prompt] | type[Skill]  # whose active version a proposal is based on
+    create: type[CreateT]  # the body of a proposal
+    public: type[PublicT]  # a proposal as answered
+
+    @abstractmethod
+    def check(self, name: str, body: CreateT, limits: LimitSettings) -> Checked:
+        """Before any transaction: the proposal checked as a publish would be (422 or 400 if not)."""
+
+    @abstractmethod
+    async def store(self, session: AsyncSession, row: RowT, checked: Checked) -> PublicT:
+        """After the new row is flushed: store what else the proposal holds; its public view."""
+
+    @abstractmethod
+    async def views(self, session: AsyncSession, rows: Sequence[RowT]) -> list[PublicT]: ...
+
+    @abstractmethod
+    async def publish(self, session: AsyncSession, owner_id: str, row: RowT, message: str) -> VersionT:
+        """Inside the approving transaction: the next, active version, and its event enqueued."""
+
+
+def columns_of(row: PromptProposal | SkillProposal) -> dict[str, Any]:
+    """The row's columns by attribute name: every field of its public view but a skill's files."""
+    return {c.key: getattr(row, c.key) for c in row.__mapper__.column_attrs}
 
 
 async def propose(
+    kind: ReviewKind[RowT, CreateT, PublicT, VersionT],
     sessions: async_sessionmaker[AsyncSession],
     principal: KeyPrincipal,
-    prompt_name: str,
-    body: PromptProposalCreate,
+    name: str,
+    body: CreateT,
     limits: LimitSettings,
-) -> PromptProposalPublic:
-    content: Any = body.content if isinstance(body.content, str) else [m.model_dump() for m in body.content]
-    prompts.check_size(content, body.config, limits)
+) -> PublicT:
+    checked = kind.check(name, body, limits)
     async with sessions() as session, session.begin():
         access = await project_access(session, principal.owner_id, body.project_id)
         if not can_list(access).allowed:
@@ -73,84 +107,81 @@ async def propose(
             )
         active = (
             await session.execute(
-                select(Prompt.active_version).where(
-                    Prompt.project_id == body.project_id, Prompt.name == prompt_name
+                select(kind.subject.active_version).where(
+                    kind.subject.project_id == body.project_id, kind.subject.name == name
                 )
             )
         ).scalar_one_or_none()
-        row = PromptProposal(
+        row = kind.table(
             id=new_id(),
             project_id=body.project_id,
-            prompt_name=prompt_name,
-            content=content,
-            config=body.config,
-            sha256=prompts.content_sha256(content, body.config),
             commit_message=body.commit_message,
             base_version=active,
             status="pending",
             proposed_by=principal.owner_id,
             proposed_at=utcnow(),
+            **checked.columns,
         )
         session.add(row)
         await session.flush()
-        return _public(row)
-
-
-async def _member_or_403(session: AsyncSession, principal: KeyPrincipal, project_id: str) -> None:
-    if not can_list(await project_access(session, principal.owner_id, project_id)).allowed:
-        raise Forbidden("the key's owner is not a member of this project")
+        return await kind.store(session, row, checked)
 
 
 async def list_proposals(
-    session: AsyncSession, principal: KeyPrincipal, project_id: str, status: str, limit: int
-) -> list[PromptProposalPublic]:
+    kind: ReviewKind[RowT, CreateT, PublicT, VersionT],
+    session: AsyncSession,
+    principal: KeyPrincipal,
+    project_id: str,
+    status: str,
+    limit: int,
+) -> list[PublicT]:
     """The project's proposals with ``status``: pending ones oldest first (a queue), decided ones newest first."""
-    await _member_or_403(session, principal, project_id)
-    order = (
-        (PromptProposal.proposed_at, PromptProposal.id)
-        if status == "pending"
-        else (PromptProposal.decided_at.desc(), PromptProposal.id.desc())
-    )
+    await versioning.require_member(session, principal, project_id)
+    t = kind.table
+    order = (t.proposed_at, t.id) if status == "pending" else (t.decided_at.desc(), t.id.desc())
     rows = (
         await session.execute(
-            select(PromptProposal)
-            .where(PromptProposal.project_id == project_id, PromptProposal.status == status)
-            .order_by(*order)
-            .limit(limit)
+            select(t).where(t.project_id == project_id, t.status == status).order_by(*order).limit(limit)
         )
     ).scalars()
-    return [_public(p) for p in rows]
+    return await kind.views(session, list(rows))
 
 
 async def get_proposal(
-    session: AsyncSession, principal: KeyPrincipal, project_id: str, proposal_id: str
-) -> PromptProposalPublic:
-    await _member_or_403(session, principal, project_id)
-    row = await session.get(PromptProposal, proposal_id)
+    kind: ReviewKind[RowT, CreateT, PublicT, VersionT],
+    session: AsyncSession,
+    principal: KeyPrincipal,
+    project_id: str,
+    proposal_id: str,
+) -> PublicT:
+    await versioning.require_member(session, principal, project_id)
+    row = await session.get(kind.table, proposal_id)
     if row is None or row.project_id != project_id:
         raise NotFound("no such proposal in this project")
-    return _public(row)
+    return (await kind.views(session, [row]))[0]
 
 
 async def _claim(
-    session: AsyncSession, principal: KeyPrincipal, proposal_id: str, decision: ReviewDecision, status: str
-) -> PromptProposal:
+    kind: ReviewKind[RowT, CreateT, PublicT, VersionT],
+    session: AsyncSession,
+    principal: KeyPrincipal,
+    proposal_id: str,
+    decision: ReviewDecision,
+    status: str,
+) -> RowT:
     """Move a pending proposal of the project to ``status``; refused when it is unknown or already decided."""
+    t = kind.table
     claimed = (
         await session.execute(
-            update(PromptProposal)
-            .where(
-                PromptProposal.id == proposal_id,
-                PromptProposal.project_id == decision.project_id,
-                PromptProposal.status == "pending",
-            )
+            update(t)
+            .where(t.id == proposal_id, t.project_id == decision.project_id, t.status == "pending")
             .values(
                 status=status, decided_by=principal.owner_id, decided_at=utcnow(), comment=decision.comment
             )
-            .returning(PromptProposal.id)
+            .returning(t.id)
         )
     ).scalar_one_or_none()
-    row = await session.get(PromptProposal, proposal_id, populate_existing=True)
+    row = await session.get(t, proposal_id, populate_existing=True)
     if row is None or row.project_id != decision.project_id:
         raise NotFound("no such proposal in this project")
     if claimed is None:
@@ -159,34 +190,34 @@ async def _claim(
 
 
 async def approve(
+    kind: ReviewKind[RowT, CreateT, PublicT, VersionT],
     sessions: async_sessionmaker[AsyncSession],
     principal: KeyPrincipal,
     proposal_id: str,
     decision: ReviewDecision,
-) -> tuple[PromptProposalPublic, PromptVersionPublic]:
-    """Publish the proposal as the prompt's next, active version (publish rules apply), in one transaction."""
+) -> tuple[PublicT, VersionT]:
+    """Publish the proposal as the next, active version (publish rules apply), in one transaction."""
     async with sessions() as session, session.begin():
-        await prompts.authorise_publish(session, principal, decision.project_id)
-        row = await _claim(session, principal, proposal_id, decision, "approved")
+        await versioning.authorise_publish(session, principal, decision.project_id)
+        row = await _claim(kind, session, principal, proposal_id, decision, "approved")
         message = row.commit_message or f"approved proposal {row.id}"
-        published = await prompts.insert_version(
-            session, principal.owner_id, row.project_id, row.prompt_name, row.content, row.config, message
-        )
+        published = await kind.publish(session, principal.owner_id, row, message)
         row.version = published.version
         await session.flush()
-        return _public(row), published
+        return (await kind.views(session, [row]))[0], published
 
 
 async def reject(
+    kind: ReviewKind[RowT, CreateT, PublicT, VersionT],
     sessions: async_sessionmaker[AsyncSession],
     principal: KeyPrincipal,
     proposal_id: str,
     decision: ReviewDecision,
-) -> PromptProposalPublic:
+) -> PublicT:
     """Reject with a comment (required: the author needs to know why); publish rules apply."""
     if not (decision.comment or "").strip():
         raise InvalidContent("a rejection needs a comment saying why")
     async with sessions() as session, session.begin():
-        await prompts.authorise_publish(session, principal, decision.project_id)
-        row = await _claim(session, principal, proposal_id, decision, "rejected")
-        return _public(row)
+        await versioning.authorise_publish(session, principal, decision.project_id)
+        row = await _claim(kind, session, principal, proposal_id, decision, "rejected")
+        return (await kind.views(session, [row]))[0]

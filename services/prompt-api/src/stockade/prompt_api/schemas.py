@@ -23,47 +23,47 @@ class ChatMessage(BaseModel):
     content: str
 
 
-class PromptPublish(BaseModel):
+# The fields a publish and a proposal of the same kind share.
+PromptContent = Annotated[str | list[ChatMessage], Field(description="Text, or chat messages with roles.")]
+PromptConfig = Annotated[
+    dict[str, Any] | None, Field(description="Model settings (model, temperature, ...).")
+]
+CommitMessage = Annotated[StorableStr | None, Field(max_length=2000)]
+
+
+class _ProjectBody(BaseModel):
+    """A request body: unknown fields are refused, and the project comes first."""
+
     model_config = ConfigDict(extra="forbid")
 
     project_id: ProjectId
+
+
+class PromptPublish(_ProjectBody):
     prompt_name: PromptName
-    content: str | list[ChatMessage] = Field(description="Text, or chat messages with roles.")
-    config: dict[str, Any] | None = Field(
-        default=None, description="Model settings (model, temperature, ...)."
-    )
-    commit_message: StorableStr | None = Field(default=None, max_length=2000)
+    content: PromptContent
+    config: PromptConfig = None
+    commit_message: CommitMessage = None
 
 
-class PromptRollback(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    project_id: ProjectId
+class PromptRollback(_ProjectBody):
     version: int = Field(
         ge=1, le=MAX_VERSION, description="The earlier version whose content becomes the new active version."
     )
-    commit_message: StorableStr | None = Field(default=None, max_length=2000)
+    commit_message: CommitMessage = None
 
 
-class PromptProposalCreate(BaseModel):
+class PromptProposalCreate(_ProjectBody):
     """A version proposed for review on a Manual review project (the prompt's name is in the path)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    project_id: ProjectId
-    content: str | list[ChatMessage] = Field(description="Text, or chat messages with roles.")
-    config: dict[str, Any] | None = Field(
-        default=None, description="Model settings (model, temperature, ...)."
-    )
-    commit_message: StorableStr | None = Field(default=None, max_length=2000)
+    content: PromptContent
+    config: PromptConfig = None
+    commit_message: CommitMessage = None
 
 
-class ReviewDecision(BaseModel):
+class ReviewDecision(_ProjectBody):
     """An approver's decision on a pending proposal; a rejection needs a comment."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    project_id: ProjectId
     comment: StorableStr | None = Field(default=None, max_length=2000)
 
 
@@ -110,14 +110,19 @@ class Base64File(BaseModel):
     base64: str
 
 
-class SkillPublish(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+SkillFiles = Annotated[dict[str, str | Base64File], Field(default_factory=dict)]
 
-    project_id: ProjectId
-    skill_name: StorableStr = Field(min_length=1, max_length=64)
+
+class _SkillContent(_ProjectBody):
+    """A skill version's content, as published or proposed."""
+
     skill_md: StorableStr = Field(min_length=1)
-    files: dict[str, str | Base64File] = Field(default_factory=dict)
-    commit_message: StorableStr | None = Field(default=None, max_length=2000)
+    files: SkillFiles
+    commit_message: CommitMessage = None
+
+
+class SkillPublish(_SkillContent):
+    skill_name: StorableStr = Field(min_length=1, max_length=64)
 
 
 class SkillFilePublic(BaseModel):
@@ -158,3 +163,26 @@ class SkillSummary(BaseModel):
     latest_version: int
     sha256: str | None
     published_at: datetime | None
+
+
+class SkillProposalCreate(_SkillContent):
+    """A skill version proposed for review on a Manual review project (the skill's name is in the path)."""
+
+
+class SkillProposalPublic(BaseModel):
+    id: str
+    project_id: str
+    skill_name: str
+    status: Literal["pending", "approved", "rejected"]
+    skill_md: str
+    front_matter: dict[str, Any]
+    files: list[SkillFilePublic] = Field(description="The files beside SKILL.md, by path.")
+    sha256: str
+    commit_message: str | None
+    base_version: int | None = Field(description="The skill's active version when this was proposed.")
+    proposed_by: str
+    proposed_at: datetime
+    decided_by: str | None
+    decided_at: datetime | None
+    comment: str | None
+    version: int | None = Field(description="The version it became, once approved.")

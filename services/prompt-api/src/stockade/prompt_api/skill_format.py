@@ -69,7 +69,7 @@ class FrontMatterLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # types-pyyaml leaves Parser.peek_event unannotated
             raise InvalidContent(
                 f"SKILL.md front matter uses a YAML alias (*{event.anchor}, line {event.start_mark.line + 1}): "
                 "aliases (and '<<' merge keys) are not allowed; write the value out"

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from stockade.contracts import SkillPublished
-from stockade.identity import KeyPrincipal, can_list, can_publish, project_access
-from stockade.identity.db_types import new_id, utcnow
-from stockade.prompt_api import outbox, paging, versioning
-from stockade.prompt_api.errors import Forbidden, NotFound
+from stockade.identity import KeyPrincipal
+from stockade.prompt_api import versioning
+from stockade.prompt_api.errors import NotFound
 from stockade.prompt_api.schemas import (
     SkillDetail,
     SkillFilePublic,
@@ -43,30 +42,13 @@ def skill_sha256(md: bytes, files: list[ValidFile]) -> str:
     return digest.hexdigest()
 
 
-async def require_member(session: AsyncSession, principal: KeyPrincipal, project_id: str) -> None:
-    if not can_list(await project_access(session, principal.owner_id, project_id)).allowed:
-        raise Forbidden("the key's owner is not a member of this project")
-
-
 async def list_skills(
     session: AsyncSession, project_id: str, after: str | None, limit: int, active_only: bool = False
 ) -> tuple[list[SkillSummary], str | None]:
     """One page of the project's skills by name, after ``after``; and the last name if more follow."""
-    query = (
-        select(Skill, SkillVersion)
-        .outerjoin(
-            SkillVersion,
-            and_(SkillVersion.skill_id == Skill.id, SkillVersion.version == Skill.active_version),
-        )
-        .where(Skill.project_id == project_id)
-        .order_by(Skill.name)
-        .limit(limit + 1)
+    rows, more = await versioning.page_with_active(
+        session, versioning.SKILLS, project_id, after, limit, active_only
     )
-    if after is not None:
-        query = query.where(Skill.name > after)
-    if active_only:
-        query = query.where(Skill.active_version.is_not(None))
-    rows, more = paging.page(list((await session.execute(query)).all()), limit)
     listed = [
         SkillSummary(
             skill_name=s.name,
@@ -137,15 +119,9 @@ async def detail(
     the last version of that page if more follow."""
     resolved = await resolve(session, project_id, name, version)
     files = await file_list(session, resolved.version.id)
-    query = (
-        select(SkillVersion)
-        .where(SkillVersion.skill_id == resolved.skill.id)
-        .order_by(SkillVersion.version.desc())
-        .limit(history_limit + 1)
+    versions, more = await versioning.version_page(
+        session, versioning.SKILLS, resolved.skill.id, history_before, history_limit
     )
-    if history_before is not None:
-        query = query.where(SkillVersion.version < history_before)
-    versions, more = paging.page(list((await session.execute(query)).scalars().all()), history_limit)
     history = [
         SkillVersionSummary(
             version=v.version,
@@ -192,49 +168,47 @@ async def publish(
     limits: LimitSettings,
 ) -> SkillVersionPublic:
     front, md, files = check_skill(body.skill_name, body.skill_md, body.files, limits)
-    async with sessions() as session:
-        decision = can_publish(principal, await project_access(session, principal.owner_id, body.project_id))
-        if not decision.allowed:
-            raise Forbidden(decision.reason)
-    sha = skill_sha256(md, files)
-    async with sessions() as session, session.begin():
-        skill_id, version = await versioning.next_version(session, Skill, body.project_id, body.skill_name)
-        row = SkillVersion(
-            id=new_id(),
-            skill_id=skill_id,
-            version=version,
-            skill_md=body.skill_md,
-            front_matter=front,
-            sha256=sha,
-            commit_message=body.commit_message,
-            published_by=principal.owner_id,
-            published_at=utcnow(),
-        )
-        session.add(row)
-        await session.flush()
-        session.add_all(
-            SkillFile(
-                skill_version_id=row.id,
-                path=f.path,
-                data=f.data,
-                size=len(f.data),
-                sha256=hashlib.sha256(f.data).hexdigest(),
-            )
-            for f in files
-        )
-        await versioning.activate(session, Skill, skill_id, version)
-        outbox.enqueue(
+    async with versioning.publishing(sessions, principal, body.project_id) as session:
+        return await insert_version(
             session,
-            SkillPublished(
-                project_id=body.project_id,
-                skill_name=body.skill_name,
-                version=version,
-                sha256=sha,
-                published_by=principal.owner_id,
-            ),
+            principal.owner_id,
+            body.project_id,
+            body.skill_name,
+            (body.skill_md, front, skill_sha256(md, files)),
+            files,
+            body.commit_message,
         )
+
+
+async def insert_version(
+    session: AsyncSession,
+    published_by: str,
+    project_id: str,
+    skill_name: str,
+    checked: tuple[str, dict[str, Any], str],
+    files: list[ValidFile],
+    commit_message: str | None,
+) -> SkillVersionPublic:
+    """Inside the caller's transaction: allocate the version, insert it and its files, move the active pointer,
+    enqueue the event. ``checked`` is (SKILL.md, its front matter, the skill hash), as validated."""
+    skill_md, front, sha = checked
+    content = {"skill_md": skill_md, "front_matter": front}
+    row = await versioning.insert_version(
+        session, versioning.SKILLS, published_by, project_id, skill_name, sha, commit_message, content
+    )
+    session.add_all(
+        SkillFile(
+            skill_version_id=row.id,
+            path=f.path,
+            data=f.data,
+            size=len(f.data),
+            sha256=hashlib.sha256(f.data).hexdigest(),
+        )
+        for f in files
+    )
+    await session.flush()
     listed = [
         SkillFilePublic(path=f.path, size=len(f.data), sha256=hashlib.sha256(f.data).hexdigest())
         for f in files
     ]
-    return _public(body.project_id, body.skill_name, row, listed)
+    return _public(project_id, skill_name, row, listed)

@@ -7,10 +7,10 @@ need the identity metadata.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Text, UniqueConstraint
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 from stockade.identity.db_types import UtcDateTime, new_id, utcnow
 from stockade.identity.tables import NAMING
@@ -21,19 +21,71 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-class Prompt(Base):
-    __tablename__ = "prompts"
-    __table_args__ = (UniqueConstraint("project_id", "name", name="uq_prompts_project_id_name"),)
+# Column mixins. A mixin's columns would come after the class's own; ``sort_order=1`` puts them where the
+# migrations have them (after the kind's own content), so each table is exactly the migrated one.
+
+
+class _Subject:
+    """The columns of a prompt or a skill: a name in a project, its latest and its active version number."""
+
+    name_length: ClassVar[int]
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     project_id: Mapped[str] = mapped_column(String(32))
-    name: Mapped[str] = mapped_column(String(128))
-    latest_version: Mapped[int] = mapped_column(Integer, default=0)
-    active_version: Mapped[int | None] = mapped_column(Integer, default=None)
-    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+    @declared_attr
+    def name(cls) -> Mapped[str]:
+        return mapped_column(String(cls.name_length))
+
+    latest_version: Mapped[int] = mapped_column(Integer, default=0, sort_order=1)
+    active_version: Mapped[int | None] = mapped_column(Integer, default=None, sort_order=1)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, sort_order=1)
+
+    @declared_attr.directive
+    def __table_args__(cls) -> tuple[Any, ...]:
+        table = cls.__tablename__  # type: ignore[attr-defined]
+        return (UniqueConstraint("project_id", "name", name=f"uq_{table}_project_id_name"),)
 
 
-class PromptVersion(Base):
+class _Published:
+    """What every immutable version records after its own content: its hash and who published it when."""
+
+    sha256: Mapped[str] = mapped_column(String(64), sort_order=1)
+    commit_message: Mapped[str | None] = mapped_column(Text, default=None, sort_order=1)
+    published_by: Mapped[str] = mapped_column(String(32), sort_order=1)
+    published_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, sort_order=1)
+
+
+class _Proposed:
+    """A proposal's review state, after its own content (see :class:`PromptProposal`)."""
+
+    sha256: Mapped[str] = mapped_column(String(64), sort_order=1)
+    commit_message: Mapped[str | None] = mapped_column(Text, default=None, sort_order=1)
+    base_version: Mapped[int | None] = mapped_column(Integer, default=None, sort_order=1)
+    status: Mapped[str] = mapped_column(String(16), default="pending", sort_order=1)
+    proposed_by: Mapped[str] = mapped_column(String(32), sort_order=1)
+    proposed_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, sort_order=1)
+    decided_by: Mapped[str | None] = mapped_column(String(32), default=None, sort_order=1)
+    decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None, sort_order=1)
+    comment: Mapped[str | None] = mapped_column(Text, default=None, sort_order=1)
+    version: Mapped[int | None] = mapped_column(Integer, default=None, sort_order=1)
+
+
+class _StoredFile:
+    """A file beside SKILL.md, after the key of what it belongs to."""
+
+    path: Mapped[str] = mapped_column(String(512), primary_key=True, sort_order=1)
+    data: Mapped[bytes] = mapped_column(LargeBinary, sort_order=1)
+    size: Mapped[int] = mapped_column(Integer, sort_order=1)
+    sha256: Mapped[str] = mapped_column(String(64), sort_order=1)
+
+
+class Prompt(_Subject, Base):
+    __tablename__ = "prompts"
+    name_length = 128
+
+
+class PromptVersion(_Published, Base):
     __tablename__ = "prompt_versions"
     __table_args__ = (UniqueConstraint("prompt_id", "version", name="uq_prompt_versions_prompt_id_version"),)
 
@@ -42,13 +94,9 @@ class PromptVersion(Base):
     version: Mapped[int] = mapped_column(Integer)
     content: Mapped[Any] = mapped_column(JSON)
     config: Mapped[Any] = mapped_column(JSON, nullable=True)
-    sha256: Mapped[str] = mapped_column(String(64))
-    commit_message: Mapped[str | None] = mapped_column(Text, default=None)
-    published_by: Mapped[str] = mapped_column(String(32))
-    published_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class PromptProposal(Base):
+class PromptProposal(_Proposed, Base):
     """A version proposed on a Manual review project: pending until an approver approves (it becomes the next
     version, active) or rejects it (with a comment). Version numbers are only allocated on approval."""
 
@@ -60,31 +108,14 @@ class PromptProposal(Base):
     prompt_name: Mapped[str] = mapped_column(String(128))
     content: Mapped[Any] = mapped_column(JSON)
     config: Mapped[Any] = mapped_column(JSON, nullable=True)
-    sha256: Mapped[str] = mapped_column(String(64))
-    commit_message: Mapped[str | None] = mapped_column(Text, default=None)
-    base_version: Mapped[int | None] = mapped_column(Integer, default=None)
-    status: Mapped[str] = mapped_column(String(16), default="pending")
-    proposed_by: Mapped[str] = mapped_column(String(32))
-    proposed_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
-    decided_by: Mapped[str | None] = mapped_column(String(32), default=None)
-    decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
-    comment: Mapped[str | None] = mapped_column(Text, default=None)
-    version: Mapped[int | None] = mapped_column(Integer, default=None)
 
 
-class Skill(Base):
+class Skill(_Subject, Base):
     __tablename__ = "skills"
-    __table_args__ = (UniqueConstraint("project_id", "name", name="uq_skills_project_id_name"),)
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
-    project_id: Mapped[str] = mapped_column(String(32))
-    name: Mapped[str] = mapped_column(String(64))
-    latest_version: Mapped[int] = mapped_column(Integer, default=0)
-    active_version: Mapped[int | None] = mapped_column(Integer, default=None)
-    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    name_length = 64
 
 
-class SkillVersion(Base):
+class SkillVersion(_Published, Base):
     __tablename__ = "skill_versions"
     __table_args__ = (UniqueConstraint("skill_id", "version", name="uq_skill_versions_skill_id_version"),)
 
@@ -93,22 +124,36 @@ class SkillVersion(Base):
     version: Mapped[int] = mapped_column(Integer)
     skill_md: Mapped[str] = mapped_column(Text)
     front_matter: Mapped[Any] = mapped_column(JSON)
-    sha256: Mapped[str] = mapped_column(String(64))
-    commit_message: Mapped[str | None] = mapped_column(Text, default=None)
-    published_by: Mapped[str] = mapped_column(String(32))
-    published_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class SkillFile(Base):
+class SkillFile(_StoredFile, Base):
     __tablename__ = "skill_files"
 
     skill_version_id: Mapped[str] = mapped_column(
         ForeignKey("skill_versions.id", ondelete="CASCADE"), primary_key=True
     )
-    path: Mapped[str] = mapped_column(String(512), primary_key=True)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
-    size: Mapped[int] = mapped_column(Integer)
-    sha256: Mapped[str] = mapped_column(String(64))
+
+
+class SkillProposal(_Proposed, Base):
+    """A skill version proposed on a Manual review project, as :class:`PromptProposal`; its files are in
+    ``skill_proposal_files``. Validated when proposed, so approving publishes exactly what was reviewed."""
+
+    __tablename__ = "skill_proposals"
+    __table_args__ = (Index("ix_skill_proposals_project_id_status", "project_id", "status", "proposed_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    project_id: Mapped[str] = mapped_column(String(32))
+    skill_name: Mapped[str] = mapped_column(String(64))
+    skill_md: Mapped[str] = mapped_column(Text)
+    front_matter: Mapped[Any] = mapped_column(JSON)
+
+
+class SkillProposalFile(_StoredFile, Base):
+    __tablename__ = "skill_proposal_files"
+
+    proposal_id: Mapped[str] = mapped_column(
+        ForeignKey("skill_proposals.id", ondelete="CASCADE"), primary_key=True
+    )
 
 
 class OutboxEvent(OutboxColumns, Base):

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from stockade.runtime.http import serve
-from stockade.runtime.logging import configure_logging
+from stockade.runtime.entrypoint import run_service
 from stockade.toxicity_classifier.main import create_app
 from stockade.toxicity_classifier.settings import ToxicityClassifierSettings
 
 
 def main() -> None:
-    settings = ToxicityClassifierSettings()
-    configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
-    serve(create_app(settings), settings)
+    run_service(ToxicityClassifierSettings, create_app)
 
 
 if __name__ == "__main__":

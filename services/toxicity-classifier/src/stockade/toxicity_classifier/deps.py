@@ -6,13 +6,13 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from stockade.runtime.app import service_of
 from stockade.toxicity_classifier.model import ToxicityModel
 from stockade.toxicity_classifier.settings import ToxicityClassifierSettings
 
 
 def get_model(request: Request) -> ToxicityModel:
-    model: ToxicityModel = request.app.state.service.extras["model"]
-    return model
+    return service_of(request, ToxicityModel)
 
 
 def get_settings(request: Request) -> ToxicityClassifierSettings:

@@ -21,15 +21,15 @@ log = logging.getLogger(__name__)
 def create_app(settings: ToxicityClassifierSettings | None = None) -> FastAPI:
     settings = settings or ToxicityClassifierSettings()
 
-    async def on_startup(state: ServiceState) -> None:
+    async def on_startup(state: ServiceState[ToxicityModel]) -> ToxicityModel:
         model = ToxicityModel.load(settings.model_dir)
-        state.extras["model"] = model
         log.info(
             "model loaded from %s: labels %s, %d terms",
             settings.model_dir,
             ", ".join(model.labels),
             sum(len(b.index) for b in model.blocks),
         )
+        return model  # the service's own state: the routes read it with service_of(request, ToxicityModel)
 
     app = create_service_app(
         settings,

@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from typing import Any
 
-from faststream.nats import NatsBroker, NatsUserPassword
 from nats.aio.msg import Msg
 
 from stockade.contracts import subjects
 from stockade.contracts.jetstream import ensure_stream
+from stockade.contracts.nats_sync import sync_with_server
+from stockade.contracts.replies import HealthReply
 from stockade.contracts.streams import stream_spec_for
 from stockade.guardrails.trust import InMemoryNonceStore, JetStreamNonceStore, NonceStore
+from stockade.runtime.bus import connect_broker, make_broker, stop_broker
 from stockade.runtime.logging import configure_logging
 from stockade.runtime.metrics import MetricsServer
 from stockade.runtime.nats import install_stop_signals
@@ -43,23 +44,10 @@ class TrustBrokerApp:
     def __init__(self, settings: TrustBrokerSettings) -> None:
         self.settings = settings
         configure_tracing(settings.service_name)  # once per process; exports only when OTEL_* asks
-        nats = settings.nats
-        security = None
-        if nats.user:
-            password = nats.password.get_secret_value() if nats.password else ""
-            security = NatsUserPassword(username=nats.user, password=password)
-        self.broker = NatsBroker(
-            nats.servers(),
-            name=settings.service_name,
-            security=security,
-            connect_timeout=int(max(1, nats.connect_timeout_s)),
-            max_reconnect_attempts=-1,
-            graceful_timeout=nats.drain_timeout_s,
-            logger=None,
-            # Handlers take the raw message from the context instead of FastDepends injection: injecting
-            # a Context parameter runs a sync resolver in a worker thread per message (two thread hops).
-            apply_types=False,
-        )
+        # The runtime's broker (stockade.runtime.bus: credentials, reconnects, drain budget), with two changes:
+        # handlers take the raw message from the context instead of FastDepends injection (injecting a Context
+        # parameter runs a sync resolver in a worker thread per message: two thread hops), and no per-message log.
+        self.broker = make_broker(settings.nats, name=settings.service_name, apply_types=False, logger=None)
         self.service: TrustBrokerService | None = None
         self.provider: EnforcerProvider | None = None
         self._watcher: asyncio.Task[None] | None = None
@@ -74,15 +62,18 @@ class TrustBrokerApp:
     def _register(self) -> None:
         broker, settings = self.broker, self.settings
 
+        # FastStream encodes what a handler returns: the HealthReply's JSON dict
         @broker.subscriber(subjects.TRUST_HEALTH, queue=f"{settings.service_name}-health")
         async def on_health(_: Any) -> dict[str, Any]:
-            return self.health()
+            return self.health().as_json()
 
         @broker.subscriber(subjects.TRUST_CMD_RELOAD)  # no queue group: every replica reloads
         async def on_reload(_: Any) -> dict[str, Any]:
             assert self.provider is not None
             error = self.provider.reload()
-            return {"status": "error", "error": error} if error else {**self.health(), "status": "reloaded"}
+            if error:
+                return HealthReply(status="error", error=error).as_json()
+            return self.health(status="reloaded").as_json()
 
     async def _on_submit(self, msg: Msg) -> None:
         await self.submit(msg.subject, msg.headers, msg.data, msg.reply)
@@ -109,26 +100,27 @@ class TrustBrokerApp:
                     event.subject, event.to_bytes(), headers=inject(event_headers) if span else event_headers
                 )
             if reply_to:
-                await nc.publish(reply_to, json.dumps(decision.reply).encode())
+                await nc.publish(reply_to, decision.reply.to_bytes())
         return decision
 
-    def health(self) -> dict[str, Any]:
+    def health(self, status: str | None = None) -> HealthReply:
         provider = self.provider
-        return {
-            "status": "ok" if provider is not None else "starting",
-            "service": self.settings.service_name,
-            "agents": len(provider.current.registry) if provider else 0,
-            "config_version": provider.version if provider else 0,
-        }
+        return HealthReply(
+            status=status or ("ok" if provider is not None else "starting"),
+            service=self.settings.service_name,
+            agents=len(provider.current.registry) if provider else 0,
+            config_version=provider.version if provider else 0,
+        )
 
     async def start(self) -> None:
-        await self.broker.connect()
+        await connect_broker(self.broker, self.settings.nats)  # retries for nats.startup_wait_s
         nonce_store = await self._nonce_store()
         await self._ensure_stream()
         self.provider = EnforcerProvider(self.settings.config_path, nonce_store)
         self.service = TrustBrokerService(self.provider)
         await self.broker.start()
         await self.submissions.start(self.broker.connection)
+        await sync_with_server(self.broker.connection)  # consuming from the moment start() returns
         self._watcher = asyncio.create_task(self.provider.watch(self.settings.reload_interval_s))
         log.info("trust-broker consuming %s (queue %s)", subjects.TRUST_SUBMIT_WILDCARD, self.settings.queue)
 
@@ -138,7 +130,8 @@ class TrustBrokerApp:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
         await self.submissions.stop()  # no new submissions; the received ones finish
-        await self.broker.stop()  # unsubscribes, lets in-flight handlers finish, drains the connection
+        # unsubscribes, lets in-flight handlers finish, drains the connection (bounded by nats.drain_timeout_s)
+        await stop_broker(self.broker, self.settings.nats.drain_timeout_s)
 
     async def _nonce_store(self) -> NonceStore:
         if self.settings.nonce_store == "memory":

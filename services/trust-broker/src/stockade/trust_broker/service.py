@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from stockade.contracts import TrustRejected, subjects
+from stockade.contracts.replies import SubmitReply
 from stockade.guardrails.errors import AttestationError
 from stockade.guardrails.trust import AttestationEnvelope, AttestationResult
 from stockade.trust_broker import wire
@@ -33,7 +33,7 @@ class Delivery:
 class Decision:
     delivery: Delivery | None
     rejection: TrustRejected | None
-    reply: dict[str, Any] = field(default_factory=dict)
+    reply: SubmitReply
 
     @property
     def delivered(self) -> bool:
@@ -72,7 +72,7 @@ class TrustBrokerService:
         return Decision(
             delivery=Delivery(subjects.agent_inbox(receiver), _delivery_headers(claimed, result), body),
             rejection=None,
-            reply={"status": "delivered", "receiver": receiver, "nonce": claimed.nonce},
+            reply=SubmitReply(status="delivered", receiver=receiver, nonce=claimed.nonce),
         )
 
     def _reject(
@@ -90,9 +90,8 @@ class TrustBrokerService:
             layer=layer,
             correlation_id=envelope.nonce if envelope else None,
         )
-        reply: dict[str, Any] = {"status": "rejected", "receiver": receiver, "reason": reason, "layer": layer}
-        if error:
-            reply["error"] = error
+        details = {"error": error} if error else {}  # absent from the reply when there is none
+        reply = SubmitReply(status="rejected", receiver=receiver, reason=reason, layer=layer, **details)
         return Decision(delivery=None, rejection=event, reply=reply)
 
 

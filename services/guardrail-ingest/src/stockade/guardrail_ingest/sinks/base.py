@@ -3,11 +3,14 @@ one whose first half was written before a worker died, ends with each event stor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 REASON_CHARS = 500
 """A store's refusal is quoted up to this many characters (it lands in the dead-letter stream)."""
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,24 @@ def reason(store: str, exc: BaseException) -> str:
     """``store: ExceptionType: message``, bounded to REASON_CHARS."""
     text = f"{store}: {type(exc).__name__}: {exc}"
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3] + "..."
+
+
+def encode_each(
+    store: str, records: list[dict[str, Any]], encode: Callable[[dict[str, Any]], T]
+) -> tuple[list[dict[str, Any]], list[T], dict[str, str]]:
+    """``(kept, encoded, rejected)``: the records ``encode`` took, in order, with what it made of each, and the
+    malformed ones (``encode`` raised KeyError, TypeError or ValueError: no redelivery mends them) by event_id
+    with their reason."""
+    kept: list[dict[str, Any]] = []
+    encoded: list[T] = []
+    rejected: dict[str, str] = {}
+    for record in records:
+        try:
+            encoded.append(encode(record))
+            kept.append(record)
+        except (KeyError, TypeError, ValueError) as exc:
+            rejected[str(record.get("event_id"))] = reason(store, exc)
+    return kept, encoded, rejected
 
 
 class SinkError(RuntimeError):

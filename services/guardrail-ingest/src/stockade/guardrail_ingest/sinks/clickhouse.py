@@ -34,30 +34,15 @@ from typing import Any
 import clickhouse_connect
 from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, OperationalError
 
-from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome, reason
+from stockade.guardrail_ingest.records import RECORD_FIELDS
+from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome, encode_each, reason
 
 # Server errors that say nothing about the rows (too many parts, memory, timeouts, too many queries, read-only
 # replica, network): the whole write is retried, no row is blamed.
 _TRANSIENT_CODES = frozenset({159, 160, 164, 202, 203, 209, 210, 241, 242, 252, 285, 319, 425, 999})
 
-_COLUMNS = (
-    "event_id",
-    "run_id",
-    "kind",
-    "name",
-    "occurred_at",
-    "session_id",
-    "action",
-    "payload",
-    "project_id",
-    "agent_id",
-    "environment",
-    "prompt_name",
-    "prompt_version",
-    "correlation_id",
-    "labels",
-    "received_at",
-)
+# the table's columns in insert order: every stored event's fields (records.RECORD_FIELDS)
+_COLUMNS = RECORD_FIELDS
 
 
 _LOOKUP_CHUNK = 1000  # ids per look-up query: ~40 KB of query text, far under max_query_size
@@ -81,6 +66,7 @@ class ClickHouseSink:
             threading.Lock() if self._embedded else contextlib.nullcontext()
         )
         self._clients_lock = threading.Lock()
+        self._read_client: Any = None  # chdb: a second client of the engine, switched to readonly for good
 
     def _connected(self) -> Any:
         """This thread's client (chdb: the one client of the process)."""
@@ -145,15 +131,7 @@ class ClickHouseSink:
     def _write(self, records: list[dict[str, Any]], maybe_stored: bool) -> WriteOutcome:
         existing = self._stored(records) if maybe_stored else set()
         fresh = [r for r in records if r["event_id"] not in existing] if existing else records
-        rows: list[list[Any]] = []
-        kept: list[dict[str, Any]] = []
-        rejected: dict[str, str] = {}
-        for record in fresh:
-            try:
-                rows.append(_row(record))
-                kept.append(record)
-            except (KeyError, TypeError, ValueError) as exc:  # a malformed record: no redelivery mends it
-                rejected[str(record.get("event_id"))] = reason("clickhouse", exc)
+        kept, rows, rejected = encode_each("clickhouse", fresh, _row)
         try:
             self._insert(kept, rows)
         except DatabaseError as exc:
@@ -199,6 +177,32 @@ class ClickHouseSink:
                 settings={"insert_deduplication_token": token},
             )
 
+    async def read(self, sql: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """Rows of one read-only query (``guardrail.cmd.read_runs.v1``, the console reading the embedded store).
+
+        chdb: on a second client of the process's engine, set to ``readonly = 1`` once (a per-query setting
+        would be applied with SET and cannot be undone in readonly mode), under the same lock as the writes. A
+        server: ``readonly = 1`` on the query. Raises clickhouse-connect's errors unchanged.
+        """
+        return await asyncio.to_thread(self._read, sql, parameters)
+
+    def _read(self, sql: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
+        if not self._embedded:
+            result = self._connected().query(sql, parameters=parameters, settings={"readonly": 1})
+            return list(result.result_rows)
+        with self._lock:
+            if self._read_client is None:
+                client = clickhouse_connect.get_client(dsn=self.dsn)
+                client.command("SET readonly = 1")
+                self._read_client = client
+            try:
+                return list(self._read_client.query(sql, parameters=parameters).result_rows)
+            except Exception:  # a failed statement can leave the connection out of step: start afresh
+                client, self._read_client = self._read_client, None
+                with contextlib.suppress(Exception):
+                    client.close()
+                raise
+
     def _call(self, fn: Any, *args: Any) -> Any:
         try:
             return fn(*args)
@@ -207,6 +211,9 @@ class ClickHouseSink:
 
     async def aclose(self) -> None:
         clients, self._clients = self._clients, []
+        if self._read_client is not None:
+            clients.append(self._read_client)
+            self._read_client = None
         self._local = threading.local()
         for client in clients:
             await asyncio.to_thread(client.close)

@@ -13,11 +13,10 @@ from typing import Any
 
 import bson
 from bson.errors import InvalidDocument
-from pymongo import AsyncMongoClient
 from pymongo.errors import BulkWriteError, PyMongoError
-from pymongo.uri_parser import parse_uri
 
-from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome, reason
+from stockade.guardrail_ingest.sinks.base import SinkError, WriteOutcome, encode_each, reason
+from stockade.runtime.mongo import open_collection
 
 DUPLICATE_KEY = 11000
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024  # MongoDB's BSON document limit
@@ -27,12 +26,7 @@ class MongoSink:
     kind = "mongodb"
 
     def __init__(self, url: str, collection: str, *, timeout_s: float = 10.0) -> None:
-        database = parse_uri(url).get("database") or "stockade"
-        ms = int(timeout_s * 1000)
-        self._client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
-            url, serverSelectionTimeoutMS=ms, connectTimeoutMS=ms, timeoutMS=ms, tz_aware=True
-        )
-        self.collection = self._client[database][collection]
+        self._client, self.collection = open_collection(url, collection, timeout_s=timeout_s)
 
     async def ensure_schema(self) -> None:
         try:
@@ -45,15 +39,7 @@ class MongoSink:
         """The unique index makes every write idempotent; ``maybe_stored`` changes nothing here."""
         if not records:
             return WriteOutcome(0, 0)
-        docs: list[dict[str, Any]] = []
-        kept: list[dict[str, Any]] = []
-        rejected: dict[str, str] = {}
-        for record in records:
-            try:
-                docs.append(_document(record))
-                kept.append(record)
-            except (KeyError, TypeError, ValueError) as exc:  # a malformed record: no redelivery mends it
-                rejected[str(record.get("event_id"))] = reason("mongodb", exc)
+        kept, docs, rejected = encode_each("mongodb", records, _document)
         try:
             outcome = await self._insert(kept, docs)
         except InvalidDocument:  # raised for the whole call: find the documents BSON cannot hold

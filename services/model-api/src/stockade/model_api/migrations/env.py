@@ -1,5 +1,5 @@
 from alembic import context
 
-from stockade.identity.migrate import run_env
+from stockade.runtime.migrations import run_env
 
 run_env(context)

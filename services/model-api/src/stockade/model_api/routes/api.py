@@ -146,9 +146,7 @@ async def create_db_config(
     body: DbConfigCreate = _validated(
         DbConfigCreate, await read_json(request, settings.limits.max_body_bytes)
     )
-    config = await dbconfigs.create_config(db, body.model_copy(update={"activate": False}))
-    if body.activate:
-        config = await actions.activate(db, relay, config.id, correlation_id=_correlation(request))
+    config = await actions.create_config(db, relay, body, correlation_id=_correlation(request))
     return config.as_json()
 
 

@@ -14,15 +14,9 @@ from stockade.identity.sessions import (
     start_session,
     verify_credentials,
 )
+from stockade.model_api import cookies
 from stockade.model_api.body import read_form
-from stockade.model_api.deps import (
-    CSRF_FIELD,
-    DbDep,
-    MaybeUser,
-    SettingsDep,
-    check_form_csrf,
-    check_same_origin,
-)
+from stockade.model_api.deps import DbDep, MaybeUser, SettingsDep, check_same_origin, read_checked_form
 from stockade.model_api.pages import render
 from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.storable import is_storable
@@ -37,11 +31,6 @@ def safe_next(value: str | None) -> str:
     if not value or not value.startswith("/") or value.startswith("//") or "\\" in value or "\n" in value:
         return DEFAULT_NEXT
     return value
-
-
-def _secure(request: Request, settings: ModelApiSettings) -> bool:
-    mode = settings.session.secure
-    return mode == "always" or (mode == "auto" and request.url.scheme == "https")
 
 
 def _client(request: Request, settings: ModelApiSettings) -> str:
@@ -97,14 +86,14 @@ async def login(request: Request, db: DbDep, settings: SettingsDep) -> Response:
     ttl = timedelta(hours=settings.session.ttl_hours)
     started = await start_session(db, user.id, ttl)
     response = RedirectResponse(target, status_code=303)
-    response.set_cookie(
+    cookies.set_cookie(
+        response,
+        request,
+        settings,
         settings.session.cookie_name,
         started.token,
         max_age=int(ttl.total_seconds()),
-        path="/",
-        httponly=True,
         samesite="lax",
-        secure=_secure(request, settings),
     )
     return response
 
@@ -112,15 +101,8 @@ async def login(request: Request, db: DbDep, settings: SettingsDep) -> Response:
 @router.post("/logout")
 async def logout(request: Request, db: DbDep, settings: SettingsDep, user: MaybeUser) -> Response:
     if user is not None:
-        form = await read_form(request, settings.limits.max_body_bytes)
-        check_form_csrf(request, settings, form.get(CSRF_FIELD))
+        await read_checked_form(request, settings)
         await end_session(db, request.cookies.get(settings.session.cookie_name))
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(
-        settings.session.cookie_name,
-        path="/",
-        httponly=True,
-        samesite="lax",
-        secure=_secure(request, settings),
-    )
+    cookies.delete_cookie(response, request, settings, settings.session.cookie_name, samesite="lax")
     return response

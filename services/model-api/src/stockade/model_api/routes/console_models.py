@@ -11,8 +11,8 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 
 from stockade.model_api import actions, catalogue, dbconfigs
-from stockade.model_api.body import Form, read_form
-from stockade.model_api.deps import CSRF_FIELD, DbDep, PageUser, RelayDep, SettingsDep, check_form_csrf
+from stockade.model_api.body import Form
+from stockade.model_api.deps import DbDep, PageUser, RelayDep, SettingsDep, read_checked_form
 from stockade.model_api.errors import ModelNotFound
 from stockade.model_api.pages import render
 from stockade.model_api.schemas import ModelUpsert
@@ -122,8 +122,7 @@ async def models_page(request: Request, user: PageUser, db: DbDep) -> Response:
 async def save_model(
     request: Request, user: PageUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> Response:
-    form = await read_form(request, settings.limits.max_body_bytes)
-    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    form = await read_checked_form(request, settings)
     raw = _form_to_body(form)
     try:
         body = ModelUpsert.model_validate(raw)
@@ -143,8 +142,7 @@ async def save_model(
 async def delete_model(
     request: Request, user: PageUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> Response:
-    form = await read_form(request, settings.limits.max_body_bytes)
-    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    form = await read_checked_form(request, settings)
     provider, model_id = form.get("provider"), form.get("model_id")
     try:
         await actions.remove_model(db, relay, provider, model_id)

@@ -15,9 +15,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from stockade.identity import authenticate
-from stockade.model_api import project_directory
-from stockade.model_api.body import read_form
-from stockade.model_api.deps import CSRF_FIELD, DbDep, PageUser, SettingsDep, check_form_csrf
+from stockade.model_api import cookies, project_directory
+from stockade.model_api.deps import DbDep, PageUser, SettingsDep, read_checked_form
 from stockade.model_api.pages import render
 from stockade.model_api.prompt_api_client import PromptApiRefused, PromptApiUnavailable
 from stockade.model_api.prompt_diff import diff_lines, prompt_text
@@ -26,14 +25,13 @@ from stockade.model_api.prompt_pages import (
     NO_KEY,
     PromptApiDep,
     checked,
-    need_key,
+    diff_versions,
     notice_of,
-    project_of,
+    open_project_form,
+    open_project_page,
     refused,
     user_key,
-    version_choice,
 )
-from stockade.model_api.routes.auth import _secure
 
 router = APIRouter()
 
@@ -55,8 +53,7 @@ async def projects_page(request: Request, user: PageUser, db: DbDep, settings: S
 
 @router.post("/projects/key")
 async def connectuser_key(request: Request, user: PageUser, db: DbDep, settings: SettingsDep) -> Response:
-    form = await read_form(request, settings.limits.max_body_bytes)
-    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    form = await read_checked_form(request, settings)
     key = form.get("api_key").strip()
     problem = None
     if not key or len(key) > MAX_KEY_CHARS or not key.isprintable():
@@ -74,30 +71,23 @@ async def connectuser_key(request: Request, user: PageUser, db: DbDep, settings:
             request, "projects.html", user, 422, active="prompts", projects=projects, errors=[problem]
         )
     response = RedirectResponse("/projects?done=connected", status_code=303)
-    response.set_cookie(
+    cookies.set_cookie(
+        response,
+        request,
+        settings,
         settings.prompt_api.key_cookie,
         seal(request.state.session_token, key),
         max_age=int(settings.session.ttl_hours * 3600),
-        path="/",
-        httponly=True,
         samesite="strict",
-        secure=_secure(request, settings),
     )
     return response
 
 
 @router.post("/projects/key/forget")
 async def forgetuser_key(request: Request, user: PageUser, settings: SettingsDep) -> Response:
-    form = await read_form(request, settings.limits.max_body_bytes)
-    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    await read_checked_form(request, settings)
     response = RedirectResponse("/projects?done=forgotten", status_code=303)
-    response.delete_cookie(
-        settings.prompt_api.key_cookie,
-        path="/",
-        httponly=True,
-        samesite="strict",
-        secure=_secure(request, settings),
-    )
+    cookies.delete_cookie(response, request, settings, settings.prompt_api.key_cookie, samesite="strict")
     return response
 
 
@@ -106,15 +96,16 @@ async def forgetuser_key(request: Request, user: PageUser, settings: SettingsDep
 async def project_page(
     request: Request, project_id: str, user: PageUser, db: DbDep, api: PromptApiDep
 ) -> Response:
-    if api is None:
-        return need_key()
-    project = await project_of(db, user, project_id)
-    if not checked(project_id):
-        return refused(request, user, PromptApiRefused(404, "no such project"), project=project)
+    page = await open_project_page(request, user, db, api, project_id, missing="no such project")
+    api, project = page.api, page.project
     try:
         prompts = await api.prompts(project_id)
         skills = await api.skills(project_id)
-        pending = await api.proposals(project_id) if project["manual_review"] else []
+        pending = (
+            [*await api.proposals(project_id), *await api.proposals(project_id, kind="skill")]
+            if project["manual_review"]
+            else []
+        )
     except (PromptApiRefused, PromptApiUnavailable) as exc:
         return refused(request, user, exc, project=project)
     who = await project_directory.emails(
@@ -138,22 +129,15 @@ async def project_page(
 async def prompt_page(
     request: Request, project_id: str, name: str, user: PageUser, db: DbDep, api: PromptApiDep
 ) -> Response:
-    if api is None:
-        return need_key()
-    project = await project_of(db, user, project_id)
-    if not checked(project_id, name):
-        return refused(request, user, PromptApiRefused(404, "no such prompt"), project=project)
+    page = await open_project_page(request, user, db, api, project_id, name, missing="no such prompt")
+    api, project = page.api, page.project
     try:
         versions = await api.versions(project_id, name)
         listed = await api.prompts(project_id)
     except (PromptApiRefused, PromptApiUnavailable) as exc:
         return refused(request, user, exc, project=project)
     active = next((p["active_version"] for p in listed if p["prompt_name"] == name), None)
-    newest = versions[0]["version"] if versions else None
-    older = versions[1]["version"] if len(versions) > 1 else newest
-    q = request.query_params
-    new = version_choice(versions, q.get("to"), newest)
-    old = version_choice(versions, q.get("from"), older)
+    old, new = diff_versions(request, versions)
     by_number = {v["version"]: v for v in versions}
     diff = None
     if old is not None and new is not None:
@@ -187,11 +171,8 @@ async def rollback(
     settings: SettingsDep,
     api: PromptApiDep,
 ) -> Response:
-    form = await read_form(request, settings.limits.max_body_bytes)
-    check_form_csrf(request, settings, form.get(CSRF_FIELD))
-    if api is None:
-        return need_key()
-    project = await project_of(db, user, project_id)
+    opened = await open_project_form(request, user, db, settings, api, project_id)
+    form, api, project = opened.form, opened.api, opened.project
     target = form.get("version")
     if not checked(project_id, name) or not target.isdigit():
         return refused(
@@ -213,17 +194,12 @@ async def rollback(
 async def skill_page(
     request: Request, project_id: str, name: str, user: PageUser, db: DbDep, api: PromptApiDep
 ) -> Response:
-    if api is None:
-        return need_key()
-    project = await project_of(db, user, project_id)
-    if not checked(project_id, name):
-        return refused(request, user, PromptApiRefused(404, "no such skill"), project=project)
+    page = await open_project_page(request, user, db, api, project_id, name, missing="no such skill")
+    api, project = page.api, page.project
     try:
         detail = await api.skill(project_id, name)
         history = detail["history"]
-        q = request.query_params
-        new = version_choice(history, q.get("to"), history[0]["version"] if history else None)
-        old = version_choice(history, q.get("from"), history[1]["version"] if len(history) > 1 else new)
+        old, new = diff_versions(request, history)
         diff = None
         if old is not None and new is not None:
             diff = diff_lines(

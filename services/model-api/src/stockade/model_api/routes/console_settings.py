@@ -10,8 +10,7 @@ from pydantic import ValidationError
 
 from stockade.identity import IdentityError, InvalidInputError, Scope, create_api_key, list_api_keys
 from stockade.model_api import actions, dbconfigs
-from stockade.model_api.body import read_form
-from stockade.model_api.deps import CSRF_FIELD, DbDep, PageUser, RelayDep, SettingsDep, check_form_csrf
+from stockade.model_api.deps import DbDep, PageUser, RelayDep, SettingsDep, read_checked_form
 from stockade.model_api.errors import CatalogueError
 from stockade.model_api.pages import render
 from stockade.model_api.schemas import DbConfigCreate
@@ -39,18 +38,15 @@ async def db_configs_page(request: Request, user: PageUser, db: DbDep) -> Respon
 async def create_db_config(
     request: Request, user: PageUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> Response:
-    form = await read_form(request, settings.limits.max_body_bytes)
-    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    form = await read_checked_form(request, settings)
     raw = {
         "name": form.get("name"),
         "db_type": form.get("db_type"),
         "description": form.get("description").strip() or None,
     }
     try:
-        data = DbConfigCreate.model_validate(raw)
-        config = await dbconfigs.create_config(db, data)
-        if form.get("activate") == "1":
-            await actions.activate(db, relay, config.id)
+        data = DbConfigCreate.model_validate({**raw, "activate": form.get("activate") == "1"})
+        await actions.create_config(db, relay, data)
     except ValidationError as exc:
         problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
         return await _configs_page(request, user, db, 422, errors=problems, form=raw)
@@ -68,8 +64,7 @@ async def activate_db_config(
     relay: RelayDep,
     settings: SettingsDep,
 ) -> Response:
-    form = await read_form(request, settings.limits.max_body_bytes)
-    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    await read_checked_form(request, settings)
     try:
         await actions.activate(db, relay, config_id)
     except CatalogueError as exc:
@@ -98,8 +93,7 @@ async def api_keys_page(request: Request, user: PageUser, db: DbDep, settings: S
 
 @router.post("/api-keys")
 async def create_key(request: Request, user: PageUser, db: DbDep, settings: SettingsDep) -> Response:
-    form = await read_form(request, settings.limits.max_body_bytes)
-    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    form = await read_checked_form(request, settings)
     scope = form.get("scope", Scope.READ.value)
     project = form.get("project").strip() or None  # ingest keys: the one project they send run events for
     try:
@@ -116,8 +110,7 @@ async def create_key(request: Request, user: PageUser, db: DbDep, settings: Sett
 async def revoke_key(
     request: Request, key_id: str, user: PageUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> Response:
-    form = await read_form(request, settings.limits.max_body_bytes)
-    check_form_csrf(request, settings, form.get(CSRF_FIELD))
+    await read_checked_form(request, settings)
     try:
         await actions.revoke_own_key(db, relay, user.user.id, key_id)
     except IdentityError as exc:

@@ -6,19 +6,11 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from stockade.prompt_api import paging, prompts
-from stockade.prompt_api.body import parse_body
 from stockade.prompt_api.conditional import not_modified, response_304
-from stockade.prompt_api.deps import (
-    ReaderDep,
-    RelayDep,
-    SessionDep,
-    SessionsDep,
-    SettingsDep,
-    WriterDep,
-)
-from stockade.prompt_api.read_path import ActivePromptReader
+from stockade.prompt_api.deps import PromptApiState, ReaderDep, SessionDep, WritingDep
 from stockade.prompt_api.responses import PROMPT_PUBLISH_BODY, PROMPT_ROLLBACK_BODY, READ, WRITE
 from stockade.prompt_api.schemas import PromptPublish, PromptRollback, PromptSummary, PromptVersionPublic
+from stockade.runtime.app import service_of
 from stockade.runtime.storable import StorableStr, is_storable
 
 router = APIRouter(prefix="/prompts", tags=["prompts"])
@@ -45,15 +37,14 @@ _READ_PARAMETERS = [
 )
 async def read_active_prompt_version(request: Request) -> Response:
     """The hot path: no dependency resolution or parameter models per request (py-spy: ~10% of its server CPU); the
-    three query parameters are read as plain strings, and the reader lives on ``app.state`` (``read_path``)."""
+    three query parameters are read as plain strings, and the reader is prompt-api's own state (``read_path``)."""
     query = request.query_params
     values = (query.get("api_key"), query.get("project_id"), query.get("prompt_name"))
     if not all(value is None or is_storable(value) for value in values):
         # A NUL cannot be bound as PostgreSQL text: it would fail the statement of every request batched with
         # this one. Refused here, with the same 404 (it says nothing about what exists).
         return Response(content=UNIFORM_404, status_code=404, media_type="application/json")
-    reader: ActivePromptReader = request.app.state.reader
-    found = await reader.read(*values)
+    found = await service_of(request, PromptApiState).reader.read(*values)
     if found is None:
         return Response(content=UNIFORM_404, status_code=404, media_type="application/json")
     if not_modified(request, found.etag):
@@ -70,18 +61,15 @@ _NEXT = {"X-Next-Cursor": {"description": "The next page's cursor (absent on the
 
 @router.get("", response_model=list[PromptSummary], responses={200: {"headers": _NEXT}, **READ})
 async def list_prompts(
-    request: Request,
-    response: Response,
     principal: ReaderDep,
     session: SessionDep,
     project_id: StorableStr,
-    limit: paging.Limit = paging.DEFAULT_LIMIT,
-    cursor: paging.CursorQuery = None,
+    page: paging.PageDep,
 ) -> list[PromptSummary]:
     """One page of the project's prompts by name; the next page's cursor is in ``X-Next-Cursor``."""
-    after = paging.decode(cursor, "prompts", str)
-    listed, last = await prompts.list_prompts(session, principal, project_id, after, limit)
-    paging.set_next(request, response, None if last is None else paging.encode("prompts", last))
+    after = page.after("prompts", str)
+    listed, last = await prompts.list_prompts(session, principal, project_id, after, page.limit)
+    page.ends_at("prompts", last)
     return listed
 
 
@@ -91,19 +79,16 @@ async def list_prompts(
     responses={200: {"headers": _NEXT}, **READ},
 )
 async def prompt_versions(
-    request: Request,
-    response: Response,
     principal: ReaderDep,
     session: SessionDep,
     prompt_name: StorableStr,
     project_id: StorableStr,
-    limit: paging.Limit = paging.DEFAULT_LIMIT,
-    cursor: paging.CursorQuery = None,
+    page: paging.PageDep,
 ) -> list[PromptVersionPublic]:
     """One page of the versions, newest first; the next page's cursor is in ``X-Next-Cursor``."""
-    before = paging.decode(cursor, "prompt-versions", int)
-    found, last = await prompts.history(session, principal, project_id, prompt_name, before, limit)
-    paging.set_next(request, response, None if last is None else paging.encode("prompt-versions", last))
+    before = page.after("prompt-versions", int)
+    found, last = await prompts.history(session, principal, project_id, prompt_name, before, page.limit)
+    page.ends_at("prompt-versions", last)
     return found
 
 
@@ -114,13 +99,10 @@ async def prompt_versions(
     responses=WRITE,
     openapi_extra=PROMPT_PUBLISH_BODY,
 )
-async def publish_prompt(
-    request: Request, principal: WriterDep, sessions: SessionsDep, settings: SettingsDep, relay: RelayDep
-) -> JSONResponse:
-    body = await parse_body(request, PromptPublish, settings.limits.max_body_bytes)
-    published = await prompts.publish(sessions, principal, body, settings.limits)
-    if relay is not None:
-        relay.wake()
+async def publish_prompt(request: Request, w: WritingDep) -> JSONResponse:
+    body = await w.body(request, PromptPublish)
+    published = await prompts.publish(w.sessions, w.principal, body, w.settings.limits)
+    w.published()
     return _created(published)
 
 
@@ -131,20 +113,12 @@ async def publish_prompt(
     responses=WRITE,
     openapi_extra=PROMPT_ROLLBACK_BODY,
 )
-async def rollback_prompt(
-    request: Request,
-    prompt_name: StorableStr,
-    principal: WriterDep,
-    sessions: SessionsDep,
-    settings: SettingsDep,
-    relay: RelayDep,
-) -> JSONResponse:
-    body = await parse_body(request, PromptRollback, settings.limits.max_body_bytes)
+async def rollback_prompt(request: Request, prompt_name: StorableStr, w: WritingDep) -> JSONResponse:
+    body = await w.body(request, PromptRollback)
     published = await prompts.rollback(
-        sessions, principal, body.project_id, prompt_name, body.version, body.commit_message
+        w.sessions, w.principal, body.project_id, prompt_name, body.version, body.commit_message
     )
-    if relay is not None:
-        relay.wake()
+    w.published()
     return _created(published)
 
 

@@ -1,97 +1,130 @@
-"""Manual review routes (beyond the spec): propose a prompt version, the project's queue, approve, reject."""
+"""Manual review routes (beyond the spec), one set for each kind reviewed: propose a prompt or skill version, the
+project's queue, approve, reject (``stockade.prompt_api.reviews``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
-from stockade.prompt_api import paging, prompts, reviews
-from stockade.prompt_api.body import parse_body
-from stockade.prompt_api.deps import ReaderDep, RelayDep, SessionDep, SessionsDep, SettingsDep, WriterDep
-from stockade.prompt_api.responses import DECISION_BODY, PROPOSAL_BODY, READ, WRITE
-from stockade.prompt_api.schemas import PromptName, PromptProposalCreate, PromptProposalPublic, ReviewDecision
+from stockade.prompt_api import paging, prompts, review_kinds, reviews
+from stockade.prompt_api.deps import ReaderDep, SessionDep, WritingDep
+from stockade.prompt_api.responses import (
+    DECISION_BODY,
+    PROPOSAL_BODY,
+    READ,
+    SKILL_PROPOSAL_BODY,
+    SKILL_WRITE,
+    WRITE,
+)
+from stockade.prompt_api.schemas import PromptName, PromptVersionPublic, ReviewDecision, SkillVersionPublic
+from stockade.prompt_api.skill_format import check_skill_name
 from stockade.runtime.storable import StorableStr
 
 router = APIRouter(tags=["reviews"])
 
 
-@router.post(
-    "/prompts/{prompt_name}/proposals",
-    status_code=201,
-    response_model=PromptProposalPublic,
-    responses=WRITE,
-    openapi_extra=PROPOSAL_BODY,
-)
-async def propose_prompt_version(
-    request: Request,
-    prompt_name: PromptName,
-    principal: WriterDep,
-    sessions: SessionsDep,
-    settings: SettingsDep,
-) -> JSONResponse:
-    """Propose a version on a Manual review project: pending until an approver decides (write scope, member)."""
-    body = await parse_body(request, PromptProposalCreate, settings.limits.max_body_bytes)
-    proposed = await reviews.propose(sessions, principal, prompt_name, body, settings.limits)
-    return JSONResponse(proposed.model_dump(mode="json"), status_code=201)
+async def _prompt_name(prompt_name: PromptName) -> str:
+    return prompt_name
 
 
-@router.get("/prompt-reviews", response_model=list[PromptProposalPublic], responses=READ)
-async def list_proposals(
-    principal: ReaderDep,
-    session: SessionDep,
-    project_id: StorableStr,
-    status: Literal["pending", "approved", "rejected"] = "pending",
-    limit: paging.Limit = paging.DEFAULT_LIMIT,
-) -> list[PromptProposalPublic]:
-    """The project's proposals: pending ones oldest first (the queue), decided ones newest first."""
-    return await reviews.list_proposals(session, principal, project_id, status, limit)
+async def _skill_name(skill_name: str) -> str:
+    return check_skill_name(skill_name)
 
 
-@router.get("/prompt-reviews/{proposal_id}", response_model=PromptProposalPublic, responses=READ)
-async def get_proposal(
-    principal: ReaderDep,
-    session: SessionDep,
-    proposal_id: StorableStr,
-    project_id: Annotated[StorableStr, Query()],
-) -> PromptProposalPublic:
-    return await reviews.get_proposal(session, principal, project_id, proposal_id)
+def _prompt_etag(published: PromptVersionPublic) -> dict[str, str]:
+    return {"ETag": prompts.etag(published.version, published.sha256)}
 
 
-@router.post("/prompt-reviews/{proposal_id}/approve", responses=WRITE, openapi_extra=DECISION_BODY)
-async def approve_proposal(
-    request: Request,
-    proposal_id: StorableStr,
-    principal: WriterDep,
-    sessions: SessionsDep,
-    settings: SettingsDep,
-    relay: RelayDep,
-) -> JSONResponse:
-    """Publish the proposal as the next active version (write scope, member, approver tag)."""
-    decision = await parse_body(request, ReviewDecision, settings.limits.max_body_bytes)
-    proposal, published = await reviews.approve(sessions, principal, proposal_id, decision)
-    if relay is not None:
-        relay.wake()
-    return JSONResponse(
-        {"proposal": proposal.model_dump(mode="json"), "published": published.model_dump(mode="json")},
-        headers={"ETag": prompts.etag(published.version, published.sha256)},
+def _no_headers(published: SkillVersionPublic) -> None:
+    return None
+
+
+def _add_routes(
+    kind: reviews.ReviewKind[Any, Any, Any, Any],
+    name_dep: Callable[..., Awaitable[str]],
+    propose_errors: dict[int | str, dict[str, Any]],
+    propose_body: dict[str, Any],
+    approved_headers: Callable[[Any], dict[str, str] | None],
+    qualified: bool,
+) -> None:
+    """The kind's five routes. ``name_dep`` is the dependency reading (and checking) the name in the propose path;
+    ``qualified``: operation names and descriptions name the kind (the prompt routes came first, without)."""
+    noun = kind.noun
+    op, what, whose = (f"{noun}_", f"{noun} ", f"{noun}'s ") if qualified else ("", "", "")
+    q = f"/{noun}-reviews"
+
+    @router.post(
+        f"/{noun}s/{{{noun}_name}}/proposals",
+        name=f"propose_{noun}_version",
+        status_code=201,
+        response_model=kind.public,
+        responses=propose_errors,
+        openapi_extra=propose_body,
+        description=f"Propose a {what}version on a Manual review project: pending until an approver decides "
+        "(write scope, member).",
     )
+    async def propose(request: Request, w: WritingDep, name: str = Depends(name_dep)) -> JSONResponse:
+        body = await w.body(request, kind.create)
+        proposed = await reviews.propose(kind, w.sessions, w.principal, name, body, w.settings.limits)
+        return JSONResponse(proposed.model_dump(mode="json"), status_code=201)
+
+    @router.get(
+        q,
+        name=f"list_{op}proposals",
+        response_model=list[kind.public],  # type: ignore[name-defined]  # a model chosen at run time
+        responses=READ,
+        description=f"The project's {what}proposals: pending ones oldest first (the queue), decided ones "
+        "newest first.",
+    )
+    async def list_proposals(
+        principal: ReaderDep,
+        session: SessionDep,
+        project_id: StorableStr,
+        status: Literal["pending", "approved", "rejected"] = "pending",
+        limit: paging.Limit = paging.DEFAULT_LIMIT,
+    ) -> Any:
+        return await reviews.list_proposals(kind, session, principal, project_id, status, limit)
+
+    @router.get(q + "/{proposal_id}", name=f"get_{op}proposal", response_model=kind.public, responses=READ)
+    async def get_proposal(
+        principal: ReaderDep,
+        session: SessionDep,
+        proposal_id: StorableStr,
+        project_id: Annotated[StorableStr, Query()],
+    ) -> Any:
+        return await reviews.get_proposal(kind, session, principal, project_id, proposal_id)
+
+    @router.post(
+        q + "/{proposal_id}/approve",
+        name=f"approve_{op}proposal",
+        description=f"Publish the proposal as the {whose}next active version (write scope, member, approver tag).",
+        responses=WRITE,
+        openapi_extra=DECISION_BODY,
+    )
+    async def approve_proposal(request: Request, proposal_id: StorableStr, w: WritingDep) -> JSONResponse:
+        decision = await w.body(request, ReviewDecision)
+        proposal, published = await reviews.approve(kind, w.sessions, w.principal, proposal_id, decision)
+        w.published()
+        return JSONResponse(
+            {"proposal": proposal.model_dump(mode="json"), "published": published.model_dump(mode="json")},
+            headers=approved_headers(published),
+        )
+
+    @router.post(
+        q + "/{proposal_id}/reject",
+        name=f"reject_{op}proposal",
+        response_model=kind.public,
+        responses=WRITE,
+        openapi_extra=DECISION_BODY,
+    )
+    async def reject_proposal(request: Request, proposal_id: StorableStr, w: WritingDep) -> Any:
+        """Reject with a comment (required); same rules as approving."""
+        decision = await w.body(request, ReviewDecision)
+        return await reviews.reject(kind, w.sessions, w.principal, proposal_id, decision)
 
 
-@router.post(
-    "/prompt-reviews/{proposal_id}/reject",
-    response_model=PromptProposalPublic,
-    responses=WRITE,
-    openapi_extra=DECISION_BODY,
-)
-async def reject_proposal(
-    request: Request,
-    proposal_id: StorableStr,
-    principal: WriterDep,
-    sessions: SessionsDep,
-    settings: SettingsDep,
-) -> PromptProposalPublic:
-    """Reject with a comment (required); same rules as approving."""
-    decision = await parse_body(request, ReviewDecision, settings.limits.max_body_bytes)
-    return await reviews.reject(sessions, principal, proposal_id, decision)
+_add_routes(review_kinds.PROMPTS, _prompt_name, WRITE, PROPOSAL_BODY, _prompt_etag, qualified=False)
+_add_routes(review_kinds.SKILLS, _skill_name, SKILL_WRITE, SKILL_PROPOSAL_BODY, _no_headers, qualified=True)

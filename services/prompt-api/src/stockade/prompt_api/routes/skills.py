@@ -7,15 +7,17 @@ like traversal are refused with 400 before any lookup.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from stockade.prompt_api import paging, skills
-from stockade.prompt_api.body import parse_body
+from stockade.identity import KeyPrincipal
+from stockade.prompt_api import paging, skills, versioning
 from stockade.prompt_api.conditional import not_modified, response_304
-from stockade.prompt_api.deps import ReaderDep, RelayDep, SessionDep, SessionsDep, SettingsDep, WriterDep
+from stockade.prompt_api.deps import ReaderDep, SessionDep, WritingDep
 from stockade.prompt_api.responses import NOT_MODIFIED, SKILL_PUBLISH_BODY, SKILL_READ, SKILL_WRITE
 from stockade.prompt_api.schemas import (
     MAX_VERSION,
@@ -34,6 +36,35 @@ VersionQuery = Annotated[
 ]
 
 
+@dataclass(frozen=True, slots=True)
+class _Named:
+    """The skill version a read route names: the skill in the path; the project, and a version if not the active
+    one, in the query."""
+
+    skill_name: str
+    project_id: str
+    version: int | None
+
+
+async def _named(skill_name: str, project_id: StorableStr, version: VersionQuery = None) -> _Named:
+    return _Named(skill_name, project_id, version)
+
+
+NamedDep = Annotated[_Named, Depends(_named)]
+
+
+async def _resolve(
+    session: AsyncSession, principal: KeyPrincipal, named: _Named, path: str | None = None
+) -> skills.ResolvedVersion:
+    """The named version: the name (and the file's path) checked before any lookup (400), then membership (403),
+    then the version (404)."""
+    check_skill_name(named.skill_name)
+    if path is not None:
+        check_path(path)
+    await versioning.require_member(session, principal, named.project_id)
+    return await skills.resolve(session, named.project_id, named.skill_name, named.version)
+
+
 _NEXT = {"X-Next-Cursor": {"description": "The next page's cursor (absent on the last page)."}}
 _SKILL_MD = {
     "description": "The raw SKILL.md, as an attachment.",
@@ -47,37 +78,31 @@ _SKILL_FILE = {
 
 @router.get("", response_model=list[SkillSummary], responses={200: {"headers": _NEXT}, **SKILL_READ})
 async def list_skills(
-    request: Request,
-    response: Response,
     principal: ReaderDep,
     session: SessionDep,
     project_id: StorableStr,
-    limit: paging.Limit = paging.DEFAULT_LIMIT,
-    cursor: paging.CursorQuery = None,
+    page: paging.PageDep,
 ) -> list[SkillSummary]:
     """One page of the project's skills by name; the next page's cursor is in ``X-Next-Cursor``."""
-    after = paging.decode(cursor, "skills", str)
-    await skills.require_member(session, principal, project_id)
-    listed, last = await skills.list_skills(session, project_id, after, limit)
-    paging.set_next(request, response, None if last is None else paging.encode("skills", last))
+    after = page.after("skills", str)
+    await versioning.require_member(session, principal, project_id)
+    listed, last = await skills.list_skills(session, project_id, after, page.limit)
+    page.ends_at("skills", last)
     return listed
 
 
 @router.get("/index.json", responses={200: {"headers": _NEXT}, **SKILL_READ})
 async def skills_index(
-    request: Request,
-    response: Response,
     principal: ReaderDep,
     session: SessionDep,
     project_id: StorableStr,
-    limit: paging.NamesLimit = paging.NAMES_DEFAULT_LIMIT,
-    cursor: paging.CursorQuery = None,
+    page: paging.NamesPageDep,
 ) -> dict[str, list[str]]:
     """Names of the skills with an active version, one page (agentskills-http reads only the first)."""
-    after = paging.decode(cursor, "skill-names", str)
-    await skills.require_member(session, principal, project_id)
-    listed, last = await skills.list_skills(session, project_id, after, limit, active_only=True)
-    paging.set_next(request, response, None if last is None else paging.encode("skill-names", last))
+    after = page.after("skill-names", str)
+    await versioning.require_member(session, principal, project_id)
+    listed, last = await skills.list_skills(session, project_id, after, page.limit, active_only=True)
+    page.ends_at("skill-names", last)
     return {"skills": [s.skill_name for s in listed]}
 
 
@@ -88,34 +113,28 @@ async def skills_index(
     responses=SKILL_WRITE,
     openapi_extra=SKILL_PUBLISH_BODY,
 )
-async def publish_skill(
-    request: Request, principal: WriterDep, sessions: SessionsDep, settings: SettingsDep, relay: RelayDep
-) -> JSONResponse:
-    body = await parse_body(request, SkillPublish, settings.limits.max_body_bytes)
-    published = await skills.publish(sessions, principal, body, settings.limits)
-    if relay is not None:
-        relay.wake()
+async def publish_skill(request: Request, w: WritingDep) -> JSONResponse:
+    body = await w.body(request, SkillPublish)
+    published = await skills.publish(w.sessions, w.principal, body, w.settings.limits)
+    w.published()
     return JSONResponse(published.model_dump(mode="json"), status_code=201)
 
 
 @router.get("/{skill_name}", response_model=SkillDetail, responses={200: {"headers": _NEXT}, **SKILL_READ})
 async def skill_detail(
-    request: Request,
-    response: Response,
     principal: ReaderDep,
     session: SessionDep,
     skill_name: str,
     project_id: StorableStr,
+    page: paging.PageDep,
     version: VersionQuery = None,
-    limit: paging.Limit = paging.DEFAULT_LIMIT,
-    cursor: paging.CursorQuery = None,
 ) -> SkillDetail:
     """The version's metadata and one page of ``history`` (``limit``/``cursor`` page the history)."""
     check_skill_name(skill_name)
-    before = paging.decode(cursor, "skill-versions", int)
-    await skills.require_member(session, principal, project_id)
-    found, last = await skills.detail(session, project_id, skill_name, version, before, limit)
-    paging.set_next(request, response, None if last is None else paging.encode("skill-versions", last))
+    before = page.after("skill-versions", int)
+    await versioning.require_member(session, principal, project_id)
+    found, last = await skills.detail(session, project_id, skill_name, version, before, page.limit)
+    page.ends_at("skill-versions", last)
     return found
 
 
@@ -124,17 +143,8 @@ async def skill_detail(
     response_class=Response,
     responses={200: _SKILL_MD, **NOT_MODIFIED, **SKILL_READ},
 )
-async def skill_md(
-    request: Request,
-    principal: ReaderDep,
-    session: SessionDep,
-    skill_name: str,
-    project_id: StorableStr,
-    version: VersionQuery = None,
-) -> Response:
-    check_skill_name(skill_name)
-    await skills.require_member(session, principal, project_id)
-    resolved = await skills.resolve(session, project_id, skill_name, version)
+async def skill_md(request: Request, principal: ReaderDep, session: SessionDep, named: NamedDep) -> Response:
+    resolved = await _resolve(session, principal, named)
     data = resolved.version.skill_md.encode()
     tag = f'"{hashlib.sha256(data).hexdigest()}"'
     if not_modified(request, tag):
@@ -143,16 +153,8 @@ async def skill_md(
 
 
 @router.get("/{skill_name}/index.json", responses=SKILL_READ)
-async def skill_index(
-    principal: ReaderDep,
-    session: SessionDep,
-    skill_name: str,
-    project_id: StorableStr,
-    version: VersionQuery = None,
-) -> dict[str, Any]:
-    check_skill_name(skill_name)
-    await skills.require_member(session, principal, project_id)
-    resolved = await skills.resolve(session, project_id, skill_name, version)
+async def skill_index(principal: ReaderDep, session: SessionDep, named: NamedDep) -> dict[str, Any]:
+    resolved = await _resolve(session, principal, named)
     return skills.manifest(await skills.file_list(session, resolved.version.id))
 
 
@@ -162,18 +164,9 @@ async def skill_index(
     responses={200: _SKILL_FILE, **NOT_MODIFIED, **SKILL_READ},
 )
 async def skill_file(
-    request: Request,
-    principal: ReaderDep,
-    session: SessionDep,
-    skill_name: str,
-    path: str,
-    project_id: StorableStr,
-    version: VersionQuery = None,
+    request: Request, principal: ReaderDep, session: SessionDep, named: NamedDep, path: str
 ) -> Response:
-    check_skill_name(skill_name)
-    check_path(path)
-    await skills.require_member(session, principal, project_id)
-    resolved = await skills.resolve(session, project_id, skill_name, version)
+    resolved = await _resolve(session, principal, named, path)
     data, sha = await skills.read_file(session, resolved.version.id, path)
     tag = f'"{sha}"'
     if not_modified(request, tag):
