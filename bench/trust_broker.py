@@ -37,6 +37,7 @@ import uvloop
 import yaml
 
 from stockade.contracts import subjects
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.guardrails.trust import AgentTrustEnforcer, AttestationVerifier, KeyRing, trust_config_from_dict
 
 PAYLOAD_BYTES = 1024
@@ -230,7 +231,7 @@ async def end_to_end(url: str, messages: int, latency_samples: int, window: int)
         await receiver.subscribe(
             subjects.agent_inbox("receiver"), cb=on_message, pending_msgs_limit=1_000_000
         )
-        await receiver.flush()
+        await sync_with_server(receiver)
         subject = subjects.trust_submit("receiver")
 
         def sign(i: int) -> tuple[str, dict[str, str], bytes]:
@@ -257,7 +258,7 @@ async def end_to_end(url: str, messages: int, latency_samples: int, window: int)
             await slots.acquire()
             await sender.publish(subject, body, headers=headers)
             if n % FLUSH_EVERY == 0:
-                await sender.flush()
+                await sender.flush()  # back-pressure only: ordering does not matter here
         await asyncio.wait_for(got.wait(), 120)
         throughput = messages / (time.perf_counter() - start)
         slots = None

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from stockade.contracts import agent_wire, subjects
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.guardrails.errors import ConfigError
 from stockade.guardrails.trust import AttestationVerifier, KeyRing, TrustLevel
 from stockade.guardrails.trust.bus import AgentBus, AgentBusSettings, VerifiedMessage
@@ -192,7 +193,7 @@ async def test_an_agent_cannot_read_another_inbox_or_step_outside_its_grants(
         for subject in ("_INBOX_executor.>", subjects.agent_inbox("intern"), subjects.TRUST_SUBMIT_WILDCARD):
             await nc.subscribe(subject)
         for _ in range(2):  # the second PONG surely follows every -ERR (see AgentBus.connect)
-            await nc.flush(timeout=5)
+            await sync_with_server(nc, 5)
         await nc.close()
         await planner.send("executor", b"marker")
         await inbox.wait_for(b"marker")

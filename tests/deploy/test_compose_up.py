@@ -172,6 +172,7 @@ def build_base_image(engine: Engine) -> None:
         rootfs = CACHE / f"rootfs-{codename}.tar"
         if not rootfs.exists():
             partial = rootfs.with_suffix(".partial")
+            partial.parent.mkdir(parents=True, exist_ok=True)  # the podman test may come first on a machine
             subprocess.run(  # noqa: S603
                 [
                     "nice",

@@ -20,6 +20,9 @@ DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 TEMPLATE = "secret.template.yaml"
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|API_KEY|ACCESS_KEY|PRIVATE_KEY|DATABASE_URL|_URL$", re.I)
 HTTP_SERVICES = {"prompt-api": 8101, "model-api": 8102, "guardrail-ingest": 8103, "toxicity-classifier": 8104}
+# where Prometheus scrapes each Deployment (deploy/prometheus/prometheus.yml uses the same ports): the HTTP
+# port, and the trust-broker's listener of /metrics and /healthz
+METRICS_PORTS = {**HTTP_SERVICES, "trust-broker": 8105}
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -83,6 +86,23 @@ def probe_problems(where: str, container: dict[str, Any], http: bool) -> list[st
     return problems
 
 
+def metrics_problems(doc: dict[str, Any]) -> list[str]:
+    """A Deployment's pods are annotated for Prometheus pod discovery on a port a container declares."""
+    name = doc["metadata"]["name"]
+    annotations = doc["spec"]["template"]["metadata"].get("annotations") or {}
+    problems = []
+    if annotations.get("prometheus.io/scrape") != "true":
+        problems.append(f'{name}: pods not annotated prometheus.io/scrape: "true"')
+    if annotations.get("prometheus.io/path", "/metrics") != "/metrics":
+        problems.append(f"{name}: prometheus.io/path is not /metrics")
+    declared = {str(p["containerPort"]) for c in pod_spec(doc)["containers"] for p in c.get("ports") or []}
+    if annotations.get("prometheus.io/port") not in declared:
+        problems.append(
+            f"{name}: prometheus.io/port {annotations.get('prometheus.io/port')!r} is not a container port"
+        )
+    return problems
+
+
 def deployment_problems(doc: dict[str, Any]) -> list[str]:
     """Rules for a Deployment (and a Job's pod, without the probes)."""
     name = doc["metadata"]["name"]
@@ -100,6 +120,8 @@ def deployment_problems(doc: dict[str, Any]) -> list[str]:
         problems += container_problems(where, pod, container)
         if doc["kind"] == "Deployment":
             problems += probe_problems(where, container, http=name in HTTP_SERVICES)
+    if doc["kind"] == "Deployment":
+        problems += metrics_problems(doc)
     return problems
 
 
@@ -173,7 +195,7 @@ def test_each_service_has_a_deployment_and_each_http_service_a_service(applied: 
         assert all(pod_labels.get(k) == v for k, v in svc["spec"]["selector"].items())
         names = {p.get("name") for c in pod_spec(target)["containers"] for p in c.get("ports") or []}
         assert all(p["targetPort"] in names for p in svc["spec"]["ports"])
-    assert {s["metadata"]["name"] for s in of_kind(applied, "Service")} == set(HTTP_SERVICES)
+    assert {s["metadata"]["name"] for s in of_kind(applied, "Service")} == set(METRICS_PORTS)
 
 
 def test_workloads_follow_the_rules(applied: list[dict[str, Any]]) -> None:
@@ -204,6 +226,34 @@ def test_http_ports_agree_with_settings_and_images(applied: list[dict[str, Any]]
         assert [p["containerPort"] for p in container["ports"]] == [port]
         assert f"EXPOSE {port}" in image_lines(name)
         assert all(k.startswith(prefix + "_") for k in env), "each service reads only its own prefix"
+
+
+def test_metrics_ports_agree_with_settings_and_the_scrape_config(applied: list[dict[str, Any]]) -> None:
+    """Each Deployment is scraped on the port its settings give /metrics, the one prometheus.yml names; the
+    trust-broker's listener binds every address (its default, 127.0.0.1, is out of a scraper's reach) and its
+    Service exposes that port only."""
+    scrape = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    targets = {
+        job["job_name"]: int(target.rsplit(":", 1)[1])
+        for job in scrape["scrape_configs"]
+        for group in job["static_configs"]
+        for target in group["targets"]
+    }
+    for doc in of_kind(applied, "Deployment"):
+        name = doc["metadata"]["name"]
+        annotations = doc["spec"]["template"]["metadata"]["annotations"]
+        assert annotations["prometheus.io/port"] == str(METRICS_PORTS[name]) == str(targets[name]), name
+    broker = next(d for d in of_kind(applied, "Deployment") if d["metadata"]["name"] == "trust-broker")
+    (container,) = pod_spec(broker)["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["TRUST_BROKER_HTTP__HOST"] == "0.0.0.0"
+    assert env["TRUST_BROKER_HTTP__PORT"] == "8105"
+    assert container["ports"] == [{"name": "metrics", "containerPort": 8105}]
+    from stockade.trust_broker.settings import TrustBrokerSettings
+
+    assert TrustBrokerSettings.model_fields["http"].default_factory().port == 8105  # type: ignore[misc]
+    service = next(s for s in of_kind(applied, "Service") if s["metadata"]["name"] == "trust-broker")
+    assert service["spec"]["ports"] == [{"name": "metrics", "port": 8105, "targetPort": "metrics"}]
 
 
 def test_every_secret_and_config_reference_resolves(
@@ -280,6 +330,15 @@ def container(doc: dict[str, Any]) -> dict[str, Any]:
         (lambda d: container(d)["env"].append({"name": "X_PASSWORD", "value": "hunter2"}), "clear text"),
         (lambda d: pod_spec(d).pop("automountServiceAccountToken"), "service-account token"),
         (lambda d: d["spec"]["selector"]["matchLabels"].update(app="other"), "selector"),
+        (lambda d: d["spec"]["template"]["metadata"].pop("annotations"), "prometheus.io/scrape"),
+        (
+            lambda d: d["spec"]["template"]["metadata"]["annotations"].update({"prometheus.io/port": "9090"}),
+            "is not a container port",
+        ),
+        (
+            lambda d: d["spec"]["template"]["metadata"]["annotations"].update({"prometheus.io/path": "/"}),
+            "prometheus.io/path",
+        ),
     ],
 )
 def test_deployment_checker_catches_a_mistake(

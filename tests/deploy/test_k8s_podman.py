@@ -16,7 +16,8 @@ to ``~/.cache/stockade/podman/last-run.json``):
    pod; the migration Job's pod runs to completion first; then the five Deployments play;
 4. each probe of the manifests, as the kubelet runs it: ``httpGet`` on the pod's address for the HTTP
    services (liveness ``/healthz`` and readiness ``/readyz``), the ``exec`` command inside the container for
-   the trust-broker; no container restarted;
+   the trust-broker; then ``GET /metrics`` where each pod's ``prometheus.io/*`` annotations point a scraper (the
+   trust-broker's own listener on 8105); no container restarted;
 5. ``podman kube play --down`` of every play.
 
 Changes to the rendered manifests, and only these: ``imagePullPolicy: Never`` (local images), one replica,
@@ -441,7 +442,7 @@ def test_every_deployment_pod_answers_its_probes(
         plays.play("stockade", [parts["config"], *deployments])
         times["play"] = round(time.monotonic() - begun, 1)
         pods = {service: f"{service}-pod-0" for service in SERVICES}
-        ips = {service: plays.pod_ip(pods[service]) for service in HTTP_SERVICES}
+        ips = {service: plays.pod_ip(pods[service]) for service in SERVICES}
 
         def http_probe(service: str, path: str) -> Any:
             def check() -> tuple[bool, str]:
@@ -469,6 +470,16 @@ def test_every_deployment_pod_answers_its_probes(
                 lambda: plays.logs(pods["trust-broker"], "trust-broker"),
             )
         times["probes answered"] = round(time.monotonic() - begun, 1)
+
+        # what Prometheus's pod discovery would scrape: the annotated port and path of each pod
+        for doc in deployments:
+            service = doc["metadata"]["name"]
+            annotations = doc["spec"]["template"]["metadata"]["annotations"]
+            assert annotations["prometheus.io/scrape"] == "true", service
+            url = f"http://{ips[service]}:{annotations['prometheus.io/port']}{annotations['prometheus.io/path']}"
+            scraped = httpx.get(url, timeout=5)
+            assert scraped.status_code == 200, (service, scraped.status_code, scraped.text[:300])
+            assert "process_cpu_seconds_total" in scraped.text, (service, scraped.text[:300])
 
         # what the kubelet would also see: every container still running as 10001, never restarted
         for service in SERVICES:

@@ -33,7 +33,7 @@ EXPECTED_KINDS = {
     "ConfigMap": 1,
     "Job": 1,
     "Deployment": 5,  # prompt-api, model-api, guardrail-ingest, toxicity-classifier, trust-broker
-    "Service": 4,  # the four HTTP services
+    "Service": 5,  # the four HTTP services and the trust-broker's metrics port
 }
 
 

@@ -11,7 +11,6 @@ come through the same environment variables compose sets. Agents here are the sh
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import subprocess
@@ -26,6 +25,7 @@ from nats.aio.client import Client
 from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError
 
 from stockade.contracts import subjects
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.runtime.nats import serve_health
 from stockade.testing.nats import find_nats_server
 
@@ -49,10 +49,7 @@ class Session:
 
     async def flush(self) -> None:
         for client in self.clients.values():
-            for _ in range(
-                2
-            ):  # the second PONG surely follows any -ERR for what was sent before (see AgentBus)
-                await client.flush(timeout=5)
+            await sync_with_server(client, 5)  # any -ERR for what was sent before has been read
 
     def violations(self, user: str) -> list[str]:
         """Permission violations the server reported to ``user`` (nats-py lower-cases the message)."""
@@ -353,8 +350,7 @@ async def test_an_agent_runs_the_guardrails_rate_limiter_with_its_own_credential
             await denied.add_stream(name="AGENT_NOTES", subjects=["notes.>"])
         with pytest.raises(Exception):
             await denied.delete_stream(f"KV_{subjects.KV_RATE_LIMITS}")
-        for _ in range(2):
-            await agent.flush(timeout=5)
+        await sync_with_server(agent, 5)
     finally:
         await agent.close()
     violations = session.violations("planner")
@@ -379,15 +375,27 @@ async def test_an_agent_runs_stockade_client_push_refresh_with_its_own_credentia
     push = PromptPushSubscription(core, lambda project, name: stale.append((project, name)))
     await push.start()
     try:
-        event = PromptPublished(
-            project_id="p1", prompt_name="greeting", version=2, sha256="0" * 64, published_by="u"
-        )
-        await session.clients["prompt-api"].publish(event.subject, event.to_bytes(), headers=event.headers())
-        await session.flush()
-        for _ in range(500):
+        # The import across accounts may take a moment to carry the agent's interest to prompt-api's account
+        # (one CI run missed a single publish), so publish until heard: the cached copy is invalidated once,
+        # so a second delivery cannot add a second entry.
+        for attempt in range(50):
+            event = PromptPublished(
+                project_id="p1",
+                prompt_name="greeting",
+                version=2 + attempt,
+                sha256="0" * 64,
+                published_by="u",
+            )
+            await session.clients["prompt-api"].publish(
+                event.subject, event.to_bytes(), headers=event.headers()
+            )
+            await session.flush()
+            for _ in range(20):
+                if stale:
+                    break
+                await asyncio.sleep(0.01)
             if stale:
                 break
-            await asyncio.sleep(0.01)
     finally:
         await push.stop()
     assert stale == [("p1", "greeting")]  # the cached copy was invalidated and a refresh asked for
@@ -399,6 +407,8 @@ async def test_an_agent_looks_models_up_in_the_catalogue_with_its_own_credential
 ) -> None:
     """LLMRails' catalogue client, run as an agent: the look-up crosses to model-api's account and back, and a
     change event or an activation from model-api reaches the agent and drops its cached entries."""
+    from stockade.contracts import ModelChanged
+    from stockade.contracts.replies import ModelGetReply
     from stockade.guardrails.llm.catalogue import CatalogueClient
 
     model_api = session.clients["model-api"]
@@ -408,10 +418,11 @@ async def test_an_agent_looks_models_up_in_the_catalogue_with_its_own_credential
         nonlocal answers
         answers += 1
         record = {"model_id": "gpt-x", "inputPricePerMToken": 0.5 * answers, "outputPricePerMToken": 1.0}
-        await msg.respond(json.dumps({"model": record}).encode())
+        reply = ModelGetReply(db_config={"id": "c", "name": "default"}, provider="openai", model=record)
+        await msg.respond(reply.to_bytes())
 
     await model_api.subscribe(subjects.MODEL_CMD_GET, cb=answer)
-    await model_api.flush()
+    await sync_with_server(model_api)
     agent = await deployment.connect(
         "planner", session.errors["planner"], inbox_prefix=subjects.agent_reply_prefix("planner")
     )
@@ -421,10 +432,9 @@ async def test_an_agent_looks_models_up_in_the_catalogue_with_its_own_credential
         first = await client.get("openai", "gpt-x")
         assert first is not None and client.requests == 1
         assert await client.get("openai", "gpt-x") == first and client.requests == 1  # from the cache
-        await model_api.publish(
-            subjects.MODEL_CHANGED, json.dumps({"provider": "openai", "model_id": "gpt-x"}).encode()
-        )
-        await model_api.flush()
+        changed = ModelChanged(db_config_id="c", provider="openai", model_id="gpt-x", change="updated")
+        await model_api.publish(changed.subject, changed.to_bytes(), headers=changed.headers())
+        await sync_with_server(model_api)
         for _ in range(500):
             if client.cached("openai", "gpt-x") is None:
                 break
@@ -433,7 +443,7 @@ async def test_an_agent_looks_models_up_in_the_catalogue_with_its_own_credential
         assert client.requests == 2 and second is not None and second != first
         # an activation in the console: the agent forgets its entries and asks the active catalogue
         await model_api.publish(subjects.DBCONFIG_ACTIVATED, b'{"db_type": "dynamodb"}')
-        await model_api.flush()
+        await sync_with_server(model_api)
         for _ in range(500):
             if client.cached("openai", "gpt-x") is None:
                 break

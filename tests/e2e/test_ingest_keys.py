@@ -18,6 +18,8 @@ import httpx
 import pytest
 
 from stockade import identity
+from stockade.contracts import ApiKeyRevoked, IngestKeyQuery, subjects
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.guardrail_ingest.main import create_app as create_ingest
 from stockade.guardrail_ingest.settings import (
     ActiveStoreSettings,
@@ -147,7 +149,7 @@ async def test_ingest_needs_a_valid_key_of_the_batchs_project(
             # cached key (300 s) is refused as soon as the event reaches ingest.
             assert (await client.post(POST, json=body(mine.id), headers=sent)).status_code == 202
             async with model_api.state.service.sessions() as s:
-                relay = model_api.state.service.extras["relay"]
+                relay = model_api.state.service.own.relay
                 await actions.revoke_own_key(s, relay, user.id, key.id)
             revoked_at = time.monotonic()
             status = 202
@@ -171,3 +173,152 @@ async def test_ingest_fails_closed_when_model_api_does_not_answer(
     assert reply.status_code == 503, reply.text
     assert reply.headers["retry-after"] == "1"
     assert "cannot be verified" in reply.json()["error"]["message"]
+
+
+def flood_settings(nats_url: str, clickhouse_dsn: str, table: str, budget: int) -> GuardrailIngestSettings:
+    settings = ingest_settings(nats_url, clickhouse_dsn, table)
+    settings.ingest = IngestSettings(key_cache_s=300, key_failures_per_client=budget, key_failure_window_s=60)
+    return settings
+
+
+async def test_a_flood_of_bad_keys_is_cached_and_rate_limited_per_client(
+    nats_server_factory: Any,
+    postgres_database: str,
+    clickhouse_dsn: str,
+    unique_name: Callable[[str], str],
+) -> None:
+    """Before this change every request with a made-up key was one question to model-api on the bus, without
+    limit: the same key asked about each time, and any number of keys from one address."""
+    import nats
+
+    nats_url = str(nats_server_factory().url)
+    model_api = create_model_api(
+        ModelApiSettings(
+            db=DatabaseSettings(url=postgres_database),
+            nats=NatsSettings(url=nats_url),
+            session=SessionSettings(secure="auto"),
+        )
+    )
+    budget = 4
+    ingest = create_ingest(flood_settings(nats_url, clickhouse_dsn, unique_name("flood"), budget))
+    watcher = await nats.connect(nats_url)
+    questions: list[str] = []
+
+    async def count(msg: Any) -> None:  # a copy of each question (no reply: model-api answers)
+        questions.append(IngestKeyQuery.model_validate_json(msg.data).key_hash)
+
+    await watcher.subscribe(subjects.APIKEY_CMD_VERIFY_INGEST, cb=count)
+    try:
+        async with serving(model_api):
+            async with model_api.state.service.sessions() as s:
+                user = await identity.create_user(s, f"{unique_name('agent')}@example.org")
+                org = await identity.create_organisation(s, unique_name("org"))
+                mine = await identity.create_project(s, org.id, "mine")
+                await identity.add_project_member(s, mine.id, user.id)
+                good = await identity.create_api_key(s, user.id, scope="ingest", project=mine.id)
+                write_key = await identity.create_api_key(s, user.id, scope="write")
+            async with serving(ingest) as ingest_url, httpx.AsyncClient(base_url=ingest_url) as client:
+
+                async def post(key: str | None, client_ip: str = "198.51.100.7") -> httpx.Response:
+                    # serving() trusts X-Forwarded-For from loopback, as a service behind its proxy does
+                    headers = {"X-Forwarded-For": client_ip} | ({"X-API-Key": key} if key else {})
+                    return await client.post(POST, json=body(mine.id, n=1), headers=headers)
+
+                assert (await post(good.key)).status_code == 202  # now in the positive cache
+
+                # one bad key sent again and again: one question, then the refusal is remembered
+                bad = generate_key().plaintext
+                first = await post(bad, "198.51.100.1")
+                assert first.status_code == 401 and "unknown key" in first.text
+                again = await post(bad, "198.51.100.2")
+                assert again.status_code == 401 and "unknown key" in again.text
+                await asyncio.sleep(0.2)
+                assert len(questions) == 2  # the good key's and the bad key's, once
+
+                # made-up keys from one address: `budget` failures, then 429 without a question
+                before = len(questions)
+                answers = [await post(generate_key().plaintext) for _ in range(budget + 3)]
+                assert [a.status_code for a in answers] == [401] * budget + [429] * 3
+                limited = answers[-1]
+                assert limited.json()["error"]["code"] == "rate_limited"
+                assert 1 <= int(limited.headers["retry-after"]) <= 60
+                await asyncio.sleep(0.2)
+                assert len(questions) - before == budget
+                # missing and malformed keys count as failures too, and are limited the same way
+                assert (await post(None)).status_code == 429
+                # the blocked address keeps its cached valid key; another address is not blocked
+                assert (await post(good.key)).status_code == 202
+                assert (await post(generate_key().plaintext, "203.0.113.9")).status_code == 401
+                # concurrent attempts cannot overdraw a budget: each takes its failure before it is checked
+                burst = await asyncio.gather(
+                    *(post(generate_key().plaintext, "203.0.113.50") for _ in range(12))
+                )
+                assert sorted(a.status_code for a in burst) == [401] * budget + [429] * (12 - budget)
+
+                # a refusal is dropped on apikey.revoked.v1 of its key, like a cached valid answer
+                not_ingest = await post(write_key.key, "192.0.2.1")
+                assert not_ingest.status_code == 401 and "not an ingest key" in not_ingest.text
+                asked = len(questions)
+                assert (await post(write_key.key, "192.0.2.1")).status_code == 401
+                await asyncio.sleep(0.2)
+                assert len(questions) == asked  # remembered
+                await watcher.publish(
+                    subjects.APIKEY_REVOKED, ApiKeyRevoked(key_id=write_key.id, owner_id=user.id).to_bytes()
+                )
+                await sync_with_server(watcher)
+                await asyncio.sleep(0.3)
+                assert (await post(write_key.key, "192.0.2.2")).status_code == 401
+                await asyncio.sleep(0.2)
+                assert len(questions) == asked + 1  # asked again
+    finally:
+        await watcher.close()
+
+
+async def test_the_failure_limit_does_not_trust_forwarded_for_from_an_unlisted_peer(
+    nats_server_factory: Any, clickhouse_dsn: str, unique_name: Callable[[str], str]
+) -> None:
+    """Behind no trusted proxy, a client cannot escape its budget by making up X-Forwarded-For addresses: the
+    limit counts the address uvicorn gives the app (``http.proxy_headers`` / ``http.forwarded_allow_ips``)."""
+    import uvicorn
+
+    from stockade.testing.ports import free_port
+
+    nats_url = str(nats_server_factory().url)
+    settings = flood_settings(nats_url, clickhouse_dsn, unique_name("flood"), budget=2)
+    settings.ingest.key_verify_timeout_s = 0.2  # no model-api: each question fails closed (503, not counted)
+    settings.ingest.key_refused_cache_s = 0
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_ingest(settings), host="127.0.0.1", port=port, log_config=None, lifespan="on",
+            proxy_headers=True, forwarded_allow_ips="192.0.2.10",  # as runtime.http.serve passes the settings
+        )
+    )  # fmt: skip
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            assert not task.done(), task
+            await asyncio.sleep(0.05)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            # a silent model-api is not the client's failure: 503s leave the budget alone
+            unavailable = [
+                (
+                    await client.post(POST, json=body("p-1"), headers={"X-API-Key": generate_key().plaintext})
+                ).status_code
+                for _ in range(3)
+            ]
+            statuses = [
+                (
+                    await client.post(
+                        POST,
+                        json=body("p-1"),
+                        headers={"X-API-Key": "nope", "X-Forwarded-For": f"10.0.0.{i}"},
+                    )
+                ).status_code
+                for i in range(4)
+            ]
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, timeout=30)
+    assert unavailable == [503, 503, 503]
+    assert statuses == [401, 401, 429, 429]  # one budget, whatever X-Forwarded-For says

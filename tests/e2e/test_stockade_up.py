@@ -299,3 +299,77 @@ def test_first_start_seeds_demo_content_the_console_shows_and_no_demo_skips_it(s
             bare.proc.wait()
         for pid in processes_with_marker(bare.run_id):  # never leave anything behind, even on failure
             os.kill(pid, signal.SIGKILL)
+
+
+def test_the_console_shows_the_seeded_runs_and_new_ones_read_through_ingest(stack):
+    """The run store of `stockade up` is chdb, which guardrail-ingest's process holds: the console's run pages read
+    it through guardrail-ingest (guardrail.cmd.read_runs.v1) with no setting from the user."""
+    import re
+    import uuid
+    from datetime import UTC, datetime
+
+    from stockade.cli.demo_content import guardrail_runs
+
+    stack.start()
+    project = next(line.split()[-1] for line in stack.output if "demo project" in line)
+    ingest_key = next(line.split("=", 1)[1] for line in stack.output if "STOCKADE_INGEST_KEY=" in line)
+    user, password = next(line.split()[-3::2] for line in stack.output if "console sign-in" in line)
+    seeded = guardrail_runs(project)
+    console = f"http://127.0.0.1:{stack.model}"
+    with httpx.Client(base_url=console, headers={"Origin": console}, timeout=15) as browser:
+        assert browser.post("/login", data={"email": user, "password": password}).status_code == 303
+
+        def listed() -> set[str]:
+            page = browser.get("/runs", params={"project": project})
+            assert page.status_code == 200, page.text
+            return set(re.findall(r'data-run-id="([^"]+)"', page.text))
+
+        def eventually_listed(wanted: set[str]) -> set[str]:
+            shown: set[str] = set()
+            for _ in range(150):  # the sink workers store what ingest accepted within a moment
+                shown = listed()
+                if wanted <= shown:
+                    break
+                time.sleep(0.2)
+            return shown
+
+        wanted = {b["run"]["run_id"] for b in seeded}
+        assert eventually_listed(wanted) == wanted
+        everything = browser.get("/runs")  # no project filter: the newest-events-first path
+        assert everything.status_code == 200 and wanted <= set(
+            re.findall(r'data-run-id="([^"]+)"', everything.text)
+        )
+
+        run = browser.get("/run/demo-blocked", params={"project": project})
+        assert run.status_code == 200 and "exfiltration" in run.text and "SECRET" in run.text
+        overview = browser.get("/runs/overview", params={"project": project})
+        assert overview.status_code == 200 and "Trust rejections" in overview.text
+        export = browser.get("/runs/export.json", params={"project": project})
+        assert export.status_code == 200
+        assert len(export.json()["events"]) == sum(len(b["events"]) for b in seeded)
+
+        # a run an agent sends now shows up too
+        new_run = f"e2e-{uuid.uuid4().hex[:8]}"
+        event = {
+            "event_id": str(uuid.uuid4()),
+            "kind": "check",
+            "name": "pii",
+            "occurred_at": datetime.now(UTC).isoformat(),
+            "run_id": new_run,
+            "action": "mask",
+            "payload": {"stage": "input", "duration_ms": 9.5, "finding_types": {"EMAIL_ADDRESS": 1}},
+        }
+        sent = httpx.post(
+            f"http://127.0.0.1:{stack.ingest}/api/v1/guardrails/clickhouse",
+            json={
+                "run": {"run_id": new_run, "project_id": project, "agent_id": "e2e-agent"},
+                "events": [event],
+            },
+            headers={"X-API-Key": ingest_key},
+            timeout=10,
+        )
+        assert sent.status_code in (200, 202), sent.text
+        assert new_run in eventually_listed(wanted | {new_run})
+        page = browser.get(f"/run/{new_run}", params={"project": project})
+        assert page.status_code == 200 and "EMAIL_ADDRESS" in page.text
+    assert stack.stop() == 0

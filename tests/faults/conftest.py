@@ -24,6 +24,8 @@ import pytest
 import uvicorn
 import yaml
 
+from stockade.contracts.nats_sync import sync_with_server
+
 Fault = Callable[[], Awaitable[None]]
 Who = Callable[[str], dict[str, Any]]  # role -> nats.connect() options (user, password, inbox_prefix)
 
@@ -207,8 +209,13 @@ async def burst_through(
     messages: int = 600,
     senders: int = 16,
     replicas: int = 1,
+    recipient_url: Callable[[], Awaitable[str]] | None = None,
 ) -> BurstReport:
     """``messages`` signed messages planner -> executor through one real trust-broker while ``fault()`` happens.
+
+    ``recipient_url``, called once the trust-broker has started, picks the server the executor connects to (by
+    default any of ``nats_url``): the inbox is core NATS, so a recipient whose own server dies loses what was
+    routed to it while it reconnects; a fault that is not about the recipient keeps it on a surviving node.
 
     A sender retries the same envelope (same nonce) until it gets a decision: after a timeout, when no broker
     answers, or when the broker could not establish the replay status (``verification_unavailable``, fail
@@ -237,9 +244,9 @@ async def burst_through(
     async def on_error(exc: Exception) -> None:
         errors.append(f"{type(exc).__name__}: {exc}")
 
-    def connect(role: str) -> Any:
+    def connect(role: str, url: str = nats_url) -> Any:
         return nats.connect(
-            nats_url.split(","),
+            url.split(","),
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.2,
             connect_timeout=2,
@@ -248,14 +255,15 @@ async def burst_through(
         )
 
     await broker.start()
-    planner, executor = await connect("planner"), await connect("executor")
+    planner = await connect("planner")
+    executor = await connect("executor", await recipient_url() if recipient_url else nats_url)
     inbox: list[str] = []
 
     async def receive(msg: Any) -> None:
         inbox.append((msg.headers or {}).get(wire.NONCE, "?"))
 
     await executor.subscribe(subjects.agent_inbox("executor"), cb=receive)
-    await executor.flush()
+    await sync_with_server(executor)
     envelopes = [
         verifier.sign("planner", "executor", f"task {i}".encode(), capability="summarize")
         for i in range(messages)
@@ -357,19 +365,20 @@ async def publish_through(
     from stockade.contracts import PromptPublished
     from stockade.contracts.subjects import PROMPT_PUBLISHED
     from stockade.prompt_api.migrate import upgrade
-    from stockade.prompt_api.outbox import OutboxRelay, enqueue
     from stockade.prompt_api.tables import OutboxEvent
     from stockade.runtime import create_engine, session_factory
+    from stockade.runtime.nats import LazyNatsConnection
+    from stockade.runtime.outbox import OutboxRelay, enqueue
     from stockade.runtime.settings import NatsSettings, OutboxSettings
 
     url = f"sqlite+aiosqlite:///{directory / 'prompt-api.db'}"
     await asyncio.to_thread(upgrade, url)
     engine = create_engine(url)
     sessions = session_factory(engine)
+    # a connection opened on first use, re-opened after a failure (prompt-api's own is its bus's)
+    connection = LazyNatsConnection(NatsSettings(url=nats_url, **_auth(who("prompt-api"))), name="prompt-api")
     relay = OutboxRelay(
-        sessions,
-        NatsSettings(url=nats_url, **_auth(who("prompt-api"))),
-        OutboxSettings(enabled=True, interval_s=0.2, batch_size=20),
+        sessions, OutboxEvent, connection, OutboxSettings(enabled=True, interval_s=0.2, batch_size=20)
     )
     enqueued: list[str] = []
     relay.start()
@@ -380,7 +389,7 @@ async def publish_through(
                 project_id="faults", prompt_name=f"p{i}", version=1, sha256="ab" * 32, published_by="u"
             )
             async with sessions() as session:
-                enqueue(session, event)
+                enqueue(session, OutboxEvent, event)
                 await session.commit()
             enqueued.append(str(event.event_id))
             relay.wake()
@@ -419,6 +428,7 @@ async def publish_through(
         return PublishReport(enqueued, in_stream, await unsent())
     finally:
         await relay.stop(5)
+        await connection.close()
         await engine.dispose()
 
 

@@ -56,6 +56,7 @@ class World:
     key: str
     projects: list[str]
     proposals: list[str]
+    skill_proposals: list[str]
 
 
 WORLD: list[World] = []  # set by the module fixture; read by the hooks while examples are generated
@@ -79,12 +80,19 @@ async def _make_world(url: str) -> tuple[str, list[str]]:
 
 
 SKILL_MD = "---\nname: triage\ndescription: Sort incoming tickets.\n---\n# Triage\n"
+# Every version of the seeded skill carries these files (published, proposed, or drawn by the fuzzer), so a
+# version the fuzzer publishes or approves still serves the seeded file path.
+SKILL_FILES = {
+    "notes.txt": "Triage notes\n",
+    "references/levels.md": "# Levels\n",
+    "scripts/run.sh": "#!/bin/sh\necho hi\n",
+}
 SEEDED = {"prompt_name": "greeting", "skill_name": "triage", "path": "notes.txt"}  # no "/": kept as sent
 
 
-def _seed(base_url: str, key: str, project: str) -> list[str]:
-    """A prompt with two versions, a skill with files and (under review) proposals, so reads, rollbacks and
-    decisions find something; returns the proposals' ids."""
+def _seed(base_url: str, key: str, project: str) -> tuple[list[str], list[str]]:
+    """A prompt with two versions, a skill with files and (under review) prompt and skill proposals, so reads,
+    rollbacks and decisions find something; returns the prompt and the skill proposals' ids."""
     headers = {"X-API-Key": key}
     for text in ("Hello {{name}}", "Hi {{name}}"):
         body = {"project_id": project, "prompt_name": "greeting", "content": text}
@@ -94,11 +102,7 @@ def _seed(base_url: str, key: str, project: str) -> list[str]:
         "project_id": project,
         "skill_name": "triage",
         "skill_md": SKILL_MD,
-        "files": {
-            "notes.txt": "Triage notes\n",
-            "references/levels.md": "# Levels\n",
-            "scripts/run.sh": "#!/bin/sh\necho hi\n",
-        },
+        "files": SKILL_FILES,
     }
     r = requests.post(f"{base_url}/skills/active-version", json=skill, headers=headers, timeout=30)
     assert r.status_code == 201, r.text
@@ -108,7 +112,13 @@ def _seed(base_url: str, key: str, project: str) -> list[str]:
         r = requests.post(f"{base_url}/prompts/greeting/proposals", json=body, headers=headers, timeout=30)
         if r.status_code == 201:  # only on the Manual review project
             proposals.append(r.json()["id"])
-    return proposals
+    skill_proposals = []
+    for n in range(4):
+        body = {"project_id": project, "skill_md": f"{SKILL_MD}Step {n}.\n", "files": SKILL_FILES}
+        r = requests.post(f"{base_url}/skills/triage/proposals", json=body, headers=headers, timeout=30)
+        if r.status_code == 201:
+            skill_proposals.append(r.json()["id"])
+    return proposals, skill_proposals
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +130,10 @@ def world(postgres_url: str, nats_url: str, serve_app) -> Iterator[World]:
         app = create_app(settings, configure_logs=False)
         with serve_app(app) as base_url:  # the lifespan migrates the database first
             key, projects = run_blocking(lambda: _make_world(url))
-            proposals = [p for project in projects for p in _seed(base_url, key, project)]
-            WORLD.append(World(base_url, key, projects, proposals))
+            seeded = [_seed(base_url, key, project) for project in projects]
+            proposals = [p for prompt_ids, _ in seeded for p in prompt_ids]
+            skill_proposals = [p for _, skill_ids in seeded for p in skill_ids]
+            WORLD.append(World(base_url, key, projects, proposals, skill_proposals))
             try:
                 yield WORLD[-1]
             finally:
@@ -149,8 +161,8 @@ def flatmap_path_parameters(ctx, path_parameters):
         return st.just(path_parameters)
     seeded = {k: v for k, v in SEEDED.items() if k in path_parameters}
     if "proposal_id" in path_parameters:  # approve and reject get proposals of their own to decide
-        proposals = WORLD[-1].proposals
         path = ctx.operation.path if ctx.operation is not None else ""
+        proposals = WORLD[-1].skill_proposals if path.startswith("/skill-reviews") else WORLD[-1].proposals
         mine = (
             proposals[0::2]
             if path.endswith("/approve")
@@ -167,8 +179,9 @@ def flatmap_body(ctx, body):
     if not isinstance(body, dict) or "project_id" not in body or not WORLD:
         return st.just(body)
     real = [{**body, "project_id": p} for p in reversed(WORLD[-1].projects)]
-    if "skill_md" in body:  # a valid SKILL.md whose name matches, so a publish can succeed
-        real = [{**r, "skill_name": "triage", "skill_md": SKILL_MD} for r in real] + real
+    if "skill_md" in body:  # a valid SKILL.md whose name matches, so a publish or a proposal can succeed
+        named = {"skill_name": "triage"} if "skill_name" in body else {}
+        real = [{**r, **named, "skill_md": SKILL_MD, "files": SKILL_FILES} for r in real] + real
     if "comment" in body or set(body) == {"project_id"}:  # a decision: a rejection needs a comment
         real = [{**r, "comment": "needs work"} for r in real] + real
     return st.sampled_from([*real, body])
