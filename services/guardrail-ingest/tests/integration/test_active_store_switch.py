@@ -21,6 +21,7 @@ import pytest_asyncio
 
 from stockade.contracts import ActiveDbConfig, DbConfigActivated, subjects
 from stockade.contracts.jetstream import ensure_stream
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.contracts.streams import STREAM_SPECS
 from stockade.guardrail_ingest.settings import ActiveStoreSettings, SinkSettings
 from stockade.testing.ports import free_port
@@ -233,7 +234,7 @@ async def test_model_api_answer_wins_over_the_default_and_an_older_stream_messag
         await msg.respond(answer["value"].model_dump_json().encode())
 
     responder = await bus.subscribe(subjects.DBCONFIG_CMD_ACTIVE, cb=model_api)
-    await bus.flush()
+    await sync_with_server(bus)  # one flush() can return before the server has the SUB
     settings = kit.settings(fresh_nats_url, stores, workers=0)
     settings.active = ActiveStoreSettings(resync_s=0.2)
     async with kit.served(settings) as base, httpx.AsyncClient(base_url=base) as client:
