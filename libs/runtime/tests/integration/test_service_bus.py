@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 import uuid
 from typing import Any
 
@@ -13,6 +14,7 @@ import httpx
 import nats
 import pytest
 
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.contracts.replies import HealthReply
 from stockade.runtime.app import ServiceState, create_service_app
 from stockade.runtime.bus import raw_body
@@ -103,18 +105,18 @@ async def test_without_wait_the_service_starts_before_nats_and_serves_the_bus_on
         server = nats_server_factory(port=port)
         client = await nats.connect(server.url)
         try:
-            for _ in range(200):  # the broker retries in the background
-                if state.nats is not None and state.nats.is_connected:
-                    break
-                await asyncio.sleep(0.05)
+            # The broker retries in the background and starts its subscribers once connected: ask until one
+            # answers (a deadline, not a count of short tries: a loaded machine connects late).
+            deadline = time.monotonic() + 20
             reply = None
-            for _ in range(50):  # its subscribers start right after it connects
+            while reply is None:
                 try:
-                    reply = await client.request("echo.cmd.upper.v1", b"late start", timeout=0.5)
-                    break
+                    reply = await client.request("echo.cmd.upper.v1", b"late start", timeout=5)
                 except nats.errors.NoRespondersError:
+                    assert time.monotonic() < deadline, "the bus never served after NATS appeared"
                     await asyncio.sleep(0.05)
-            assert reply is not None and reply.data == b"LATE START"
+            assert reply.data == b"LATE START"
+            assert state.nats is not None and state.nats.is_connected
         finally:
             await client.close()
 
@@ -136,6 +138,7 @@ async def test_an_event_subscriber_never_answers_so_a_jetstream_publish_gets_its
 
     await connect_broker(broker, settings)
     await broker.start()
+    await sync_with_server(broker.connection)  # else the plain request below can find no responders
     client = await nats.connect(nats_url)
     try:
         with pytest.raises(nats.errors.TimeoutError):  # a plain request: heard, never answered
@@ -146,9 +149,9 @@ async def test_an_event_subscriber_never_answers_so_a_jetstream_publish_gets_its
         for i in range(50):  # each publish must read the stream's ack, never the handler's silence
             ack = await js.publish(subject, f"event {i}".encode(), timeout=5)
             assert ack.stream == stream and ack.seq == i + 1
-        for _ in range(200):
-            if len(heard) == 51:
-                break
+        deadline = time.monotonic() + 20
+        while len(heard) < 51:
+            assert time.monotonic() < deadline, f"heard {len(heard)} of 51"
             await asyncio.sleep(0.01)
         assert len(heard) == 51
         await js.delete_stream(stream)
