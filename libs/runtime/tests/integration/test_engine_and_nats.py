@@ -9,6 +9,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from stockade.contracts.nats_sync import sync_with_server
 from stockade.contracts.replies import HealthReply
 from stockade.runtime.app import create_service_app
 from stockade.runtime.db import create_engine
@@ -44,9 +45,12 @@ async def test_sqlite_engine_creates_its_directory_and_uses_wal(tmp_path):
 async def test_health_request_and_graceful_drain(nats_url):
     nc = await connect_nats(NatsSettings(url=nats_url), name="t")
     await serve_health(nc, "test.cmd.health.v1", "svc-a")
+    await sync_with_server(
+        nc
+    )  # serve_health does not wait for the server: the request below could overtake it
     client = await connect_nats(NatsSettings(url=nats_url), name="c")
     try:
-        reply = await client.request("test.cmd.health.v1", b"{}", timeout=2)
+        reply = await client.request("test.cmd.health.v1", b"{}", timeout=5)
         health = HealthReply.model_validate_json(reply.data)
         assert (health.status, health.service) == ("ok", "svc-a")
     finally:
