@@ -45,9 +45,8 @@ async def test_sqlite_engine_creates_its_directory_and_uses_wal(tmp_path):
 async def test_health_request_and_graceful_drain(nats_url):
     nc = await connect_nats(NatsSettings(url=nats_url), name="t")
     await serve_health(nc, "test.cmd.health.v1", "svc-a")
-    await sync_with_server(
-        nc
-    )  # serve_health does not wait for the server: the request below could overtake it
+    # serve_health does not wait for the server: the request below, from another connection, could overtake it
+    await sync_with_server(nc)
     client = await connect_nats(NatsSettings(url=nats_url), name="c")
     try:
         reply = await client.request("test.cmd.health.v1", b"{}", timeout=5)
