@@ -59,7 +59,9 @@ async def test_bad_keys_do_not_authenticate(sessions, world):
     forged_body = "stk_" + world["write"].id + "A" * 32
     forged = forged_body + keys.checksum(forged_body)  # right id, right checksum, wrong secret
     real = world["write"].key
-    typo = real[:-1] + ("0" if real[-1] != "0" else "1")  # the last character always differs from the real key's
+    typo = real[:-1] + (
+        "0" if real[-1] != "0" else "1"
+    )  # the last character always differs from the real key's
     async with sessions() as s:
         for bad in [None, "", "nope", typo, forged, keys.generate_key().plaintext]:
             assert await authenticate(s, bad, ONPREM) is None
