@@ -46,8 +46,11 @@ async def test_each_filter_narrows_the_runs(runs_client):
     assert await ids(check="exfiltration") == ["run-masked"]
     assert await ids(action="mask", project="shop") == ["run-masked"]
     assert len(await ids(project="bulk", outcome="mask")) == 19
-    old_day = (datetime.now(UTC) - timedelta(days=30)).strftime("%Y-%m-%d")
-    assert await ids(**{"from": f"{old_day}T00:00", "to": f"{old_day}T23:59"}) == ["run-old"]
+    # run-old is 30 days back from when the conftest was imported: a day either side of it (a calendar day from
+    # now missed it when the suite crossed midnight, or when it lay in the day's last minute)
+    old = datetime.now(UTC) - timedelta(days=30)
+    since, until = ((old + timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M") for h in (-24, 24))
+    assert await ids(**{"from": since, "to": until}) == ["run-old"]
     assert await ids(check="it's %(since)s {a:String} \\ \"x") == []  # bound as a value, whatever it holds
     assert await ids(agent="' OR 1=1 --") == []
     nothing = await runs_client.get("/runs", params={"project": "nope"})

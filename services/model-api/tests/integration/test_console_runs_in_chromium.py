@@ -69,8 +69,11 @@ async def test_runs_list_every_filter_paging_and_labels(served_runs, browser_pag
     assert await apply(Outcome="block") == ["run-trust", "run-masked"]
     assert await apply(Check="exfiltration") == ["run-masked"]
     assert await apply(Action="mask", Project="shop") == ["run-masked"]
-    day = (datetime.now(UTC) - timedelta(days=30)).strftime("%Y-%m-%d")
-    assert await apply(**{"From (UTC)": f"{day}T00:00", "To (UTC)": f"{day}T23:59"}) == ["run-old"]
+    # run-old is 30 days back from when the conftest was imported: a day either side of it (a calendar day from
+    # now missed it when the suite crossed midnight, or when it lay in the day's last minute)
+    old = datetime.now(UTC) - timedelta(days=30)
+    since, until = ((old + timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M") for h in (-24, 24))
+    assert await apply(**{"From (UTC)": since, "To (UTC)": until}) == ["run-old"]
     assert await apply(Project="nobody") == []
     assert await page.get_by_test_id("no-runs").is_visible()
 
