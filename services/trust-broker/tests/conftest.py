@@ -49,7 +49,11 @@ def trust_yaml(tmp_path: Path) -> Path:
 @pytest.fixture
 def write_trust_yaml() -> Any:
     def write(path: Path, **changes: Any) -> None:
-        path.write_text(yaml.safe_dump(trust_document(**changes)))
+        # Atomically, as a deployment swaps a mounted file: a broker's mtime watch that read a half-written
+        # file failed, remembered that mtime, and missed the rest of a write finished in the same clock tick.
+        staged = path.with_suffix(".staged")
+        staged.write_text(yaml.safe_dump(trust_document(**changes)))
+        staged.replace(path)
 
     return write
 

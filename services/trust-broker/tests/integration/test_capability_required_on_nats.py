@@ -22,7 +22,7 @@ from stockade.trust_broker.settings import TrustBrokerSettings
 pytestmark = pytest.mark.nats
 
 
-async def _until(condition: Any, within_s: float = 5.0) -> None:
+async def _until(condition: Any, within_s: float = 15.0) -> None:
     deadline = asyncio.get_running_loop().time() + within_s
     while not condition():
         assert asyncio.get_running_loop().time() < deadline, "condition not reached"
