@@ -42,7 +42,8 @@ async def test_the_key_cache_starts_empty_after_a_nats_reconnection(
 
     await owner_nc.subscribe(subjects.APIKEY_CMD_VERIFY_INGEST, cb=answer)
     await sync_with_server(owner_nc)
-    verifier = IngestKeyVerifier(IngestSettings(key_cache_s=300, key_verify_timeout_s=0.5))
+    # a bus answer from this very process: 0.5 s was short on a loaded runner (a timed-out question counts too)
+    verifier = IngestKeyVerifier(IngestSettings(key_cache_s=300, key_verify_timeout_s=5))
     verifier.declare(broker, ingest_nc)
     await broker.start()
     try:
@@ -57,9 +58,9 @@ async def test_the_key_cache_starts_empty_after_a_nats_reconnection(
                 return False
             try:
                 await verifier.verify(KEY)
-            except VerifierUnavailable:  # the owner's subscription is not back yet
+            except VerifierUnavailable:  # the owner's subscription is not back yet (or its answer was late)
                 return False
-            return len(questions) == 2
+            return len(questions) >= 2  # asked again, not answered from the cache (1 question)
 
         assert await kit.wait_for(asked_again, within_s=15)
         assert ingest_nc.stats["reconnects"] >= 1
