@@ -65,32 +65,35 @@ def test_argument_order_does_not_matter_but_values_do(authorizer: ToolAuthorizer
     assert verdict.blocked and verdict.error == "approval_args_mismatch"
 
 
+def _bad_approval(reason: str) -> Approval | None:
+    """Built when the test runs, not at collection: a suite can reach this test many minutes after collecting
+    it, and an approval time taken then would drift out of the window it stands for."""
+    now = datetime.now(UTC)
+    return {
+        "approval_required": lambda: None,
+        "approver_not_allowed": lambda: Approval.for_call("transfer_funds", ARGS, approver="mallory"),
+        "approval_for_other_tool": lambda: Approval.for_call("other_tool", ARGS, approver="alice"),
+        "approval_expired": lambda: Approval.for_call(
+            "transfer_funds", ARGS, approver="alice", approved_at=now - timedelta(seconds=301)
+        ),
+        "approval_in_future": lambda: Approval.for_call(
+            "transfer_funds", ARGS, approver="alice", approved_at=now + timedelta(hours=1)
+        ),
+    }[reason]()
+
+
 @pytest.mark.parametrize(
-    ("approval", "reason"),
+    "reason",
     [
-        (None, "approval_required"),
-        (Approval.for_call("transfer_funds", ARGS, approver="mallory"), "approver_not_allowed"),
-        (Approval.for_call("other_tool", ARGS, approver="alice"), "approval_for_other_tool"),
-        (
-            Approval.for_call(
-                "transfer_funds",
-                ARGS,
-                approver="alice",
-                approved_at=datetime.now(UTC) - timedelta(seconds=301),
-            ),
-            "approval_expired",
-        ),
-        (
-            Approval.for_call(
-                "transfer_funds", ARGS, approver="alice", approved_at=datetime.now(UTC) + timedelta(hours=1)
-            ),
-            "approval_in_future",
-        ),
+        "approval_required",
+        "approver_not_allowed",
+        "approval_for_other_tool",
+        "approval_expired",
+        "approval_in_future",
     ],
 )
-def test_bad_approvals_are_denials(
-    authorizer: ToolAuthorizer, approval: Approval | None, reason: str
-) -> None:
+def test_bad_approvals_are_denials(authorizer: ToolAuthorizer, reason: str) -> None:
+    approval = _bad_approval(reason)
     verdict = authorizer.authorize("transfer_funds", role="admin", arguments=ARGS, approval=approval)
     assert verdict.blocked and verdict.error == reason
 
