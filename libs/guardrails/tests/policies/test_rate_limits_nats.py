@@ -21,6 +21,10 @@ from stockade.guardrails.policies import (
 
 pytestmark = pytest.mark.nats
 
+# What these tests check is sharing and atomicity, not the 2 s default bound of each store call (the outage
+# tests do): a loaded machine, with every worker retrying its compare-and-set, must not turn into a failure.
+LOADED_MACHINE_TIMEOUT_S = 20.0
+
 
 @pytest.fixture
 async def bucket(nats_url: str) -> AsyncIterator[str]:
@@ -36,7 +40,7 @@ async def bucket(nats_url: str) -> AsyncIterator[str]:
 async def _worker_store(nats_url: str, bucket: str) -> tuple[nats.NATS, NatsKVCounterStore]:
     nc = await nats.connect(nats_url)
     kv: KeyValue = await NatsKVCounterStore.open_bucket(nc.jetstream(), bucket, ttl_seconds=600)
-    return nc, NatsKVCounterStore(kv)
+    return nc, NatsKVCounterStore(kv, timeout_seconds=LOADED_MACHINE_TIMEOUT_S)
 
 
 async def test_concurrent_workers_lose_no_increments(nats_url: str, bucket: str) -> None:
@@ -77,7 +81,7 @@ async def test_engine_from_config_connects_and_enforces_tool_limits(nats_url: st
             tool_calls_per_session=2,
             tool_execution_seconds=2.0,
             backend="nats",
-            nats=NatsBackendConfig(url=nats_url, bucket=bucket),
+            nats=NatsBackendConfig(url=nats_url, bucket=bucket, timeout_seconds=LOADED_MACHINE_TIMEOUT_S),
         )
     )
     first, second = PolicyEngine(config), PolicyEngine(config)  # two "processes" sharing the session
@@ -108,7 +112,8 @@ from stockade.guardrails.policies import NatsBackendConfig, PoliciesConfig, Poli
 
 async def main(url, bucket):
     cfg = PoliciesConfig(rate_limits=RateLimitsConfig(
-        requests_per_session=40, backend="nats", nats=NatsBackendConfig(url=url, bucket=bucket)))
+        requests_per_session=40, backend="nats",
+        nats=NatsBackendConfig(url=url, bucket=bucket, timeout_seconds=float(sys.argv[3]))))
     engine = PolicyEngine(cfg)
     passed = 0
     for _ in range(20):
@@ -125,14 +130,20 @@ async def test_separate_processes_share_one_session_quota(nats_url: str, bucket:
 
     procs = [
         await asyncio.create_subprocess_exec(
-            sys.executable, "-c", WORKER, nats_url, bucket, stdout=asyncio.subprocess.PIPE
+            sys.executable,
+            "-c",
+            WORKER,
+            nats_url,
+            bucket,
+            str(LOADED_MACHINE_TIMEOUT_S),
+            stdout=asyncio.subprocess.PIPE,
         )
         for _ in range(3)
     ]
     outputs = [await p.communicate() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert sum(int(out.decode()) for out, _ in outputs) == 40  # 60 attempts, quota 40, none lost or doubled
-    store = NatsKVCounterStore(url=nats_url, bucket=bucket)
+    store = NatsKVCounterStore(url=nats_url, bucket=bucket, timeout_seconds=LOADED_MACHINE_TIMEOUT_S)
     try:
         assert await store.get("requests:multi-process") == 40
     finally:
