@@ -277,6 +277,50 @@ async def test_store_error_naks_and_the_batch_is_retried(store: Store, js: Any) 
     assert sorted(await store.ids()) == sorted(r["event_id"] for r in records)
 
 
+class Slow:
+    """Takes ``delay_s`` before each write (a large insert, a slow store); counts the writes."""
+
+    def __init__(self, real: EventSink, delay_s: float) -> None:
+        self.real, self.kind, self.delay_s, self.calls = real, real.kind, delay_s, 0
+
+    async def ensure_schema(self) -> None:
+        await self.real.ensure_schema()
+
+    async def write(self, records: list[dict[str, Any]], *, maybe_stored: bool = False) -> WriteOutcome:
+        self.calls += 1
+        await asyncio.sleep(self.delay_s)
+        return await self.real.write(records, maybe_stored=maybe_stored)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.mongo
+@pytest.mark.parametrize("store", ["mongodb"], indirect=True)
+async def test_a_write_slower_than_ack_wait_is_not_redelivered_to_another_worker(
+    store: Store, js: Any
+) -> None:
+    """Two workers on the consumer; the first write takes 2.5 times ack_wait. The worker marks its batch in
+    progress meanwhile, so the second worker never gets it: one write, no duplicate work."""
+    settings = StreamSettings(ack_wait_s=2.0, fetch_timeout_s=0.3, retry_delay_s=0.2)
+    records = _records(3)
+    await _publish(js, records)
+    slow = Slow(store.sink, delay_s=settings.ack_wait_s * 2.5)
+    workers = [SinkWorker(js, slow, settings) for _ in range(2)]
+    tasks = [await _run_worker(w) for w in workers]
+
+    async def stored() -> bool:
+        return sum(w.stats.batches for w in workers) == 1
+
+    await _until(stored)
+    await asyncio.sleep(settings.ack_wait_s + 0.5)  # a redelivered copy would be in a write by now
+    for worker, task in zip(workers, tasks, strict=True):
+        await _stop(worker, task)
+    assert slow.calls == 1
+    assert sum(w.stats.duplicates for w in workers) == 0
+    assert sorted(await store.ids()) == sorted(r["event_id"] for r in records)
+
+
 @pytest.mark.clickhouse
 @pytest.mark.parametrize("store", ["clickhouse"], indirect=True)
 async def test_undecodable_message_is_terminated_not_retried(store: Store, js: Any) -> None:

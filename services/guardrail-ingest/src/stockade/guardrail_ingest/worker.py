@@ -1,12 +1,14 @@
 """Sink workers: a durable JetStream pull consumer shared by every replica (a queue, not a fan-out).
 
 Each message is one accepted batch. A worker writes the batch to the store it names (``db_type``, fixed when the
-batch was accepted, whatever store is active now) and acknowledges it only after the write succeeded; if the worker dies mid-batch (process killed, task cancelled), the message is redelivered after
-``ack_wait`` and written again, which is harmless because every sink write is idempotent on ``event_id``. A store
-error naks the message with a delay; a message that cannot be decoded is terminated (logged, never retried). An
-event the store refuses on its own (the sink reports it in ``WriteOutcome.rejected``; the rest of the batch is
-stored) naks its batch too, and on the ``dead_letter_after``-th delivery goes to the dead-letter stream with the
-store's reason, after which the batch is acknowledged.
+batch was accepted, whatever store is active now) and acknowledges it only after the write succeeded; while the
+write runs it marks the message in progress, so a slow write is not redelivered. If the worker dies mid-batch
+(process killed, task cancelled), the message is redelivered after ``ack_wait`` and written again, which is
+harmless because every sink write is idempotent on ``event_id``. A store error naks the message with a delay; a
+message that cannot be decoded is terminated (logged, never retried). An event the store refuses on its own (the
+sink reports it in ``WriteOutcome.rejected``; the rest of the batch is stored) naks its batch too, and on the
+``dead_letter_after``-th delivery goes to the dead-letter stream with the store's reason, after which the batch is
+acknowledged.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -47,6 +50,27 @@ class WorkerStats:
     last_error: str | None = None
     schema_ready: bool = False
     extra: dict[str, int] = field(default_factory=dict)
+
+
+@contextlib.asynccontextmanager
+async def _in_progress(msgs: list[Msg], ack_wait_s: float) -> AsyncIterator[None]:
+    """While a write runs, tell JetStream every quarter of ``ack_wait`` that these batches are being worked on,
+    so a write slower than ``ack_wait`` (a large insert, a slow store) is not redelivered to another worker and
+    written twice. A worker that dies stops telling, and its batches come back after ``ack_wait`` as before."""
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(ack_wait_s / 4)
+            for msg in msgs:
+                with contextlib.suppress(Exception):  # NATS reconnecting: the batch may come back, harmlessly
+                    await msg.in_progress()
+
+    beating = asyncio.create_task(beat(), name="ack-in-progress")
+    try:
+        yield
+    finally:
+        beating.cancel()
+        await asyncio.gather(beating, return_exceptions=True)
 
 
 def consumer_config(settings: StreamSettings) -> ConsumerConfig:
@@ -173,8 +197,9 @@ class SinkWorker:
         # refused event): only then must a store that writes without looking check which ids it holds.
         maybe_stored = any(_deliveries(msg) > 1 for msg, _ in decoded)
         try:
-            sink = await self.stores.sink_for(kind)
-            outcome = await sink.write(list(records.values()), maybe_stored=maybe_stored)
+            async with _in_progress([msg for msg, _ in decoded], self.settings.ack_wait_s):
+                sink = await self.stores.sink_for(kind)
+                outcome = await sink.write(list(records.values()), maybe_stored=maybe_stored)
         except SinkError as exc:
             self.stats.store_errors += 1
             STORE_ERRORS.labels(kind).inc()
