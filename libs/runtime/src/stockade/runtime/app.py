@@ -98,7 +98,7 @@ def create_service_app(
     state: ServiceState[S] = ServiceState(settings=settings, nats_required=wait_for_nats)
 
     async def connect_later(broker: NatsBroker) -> None:
-        state.nats = await connect_broker(broker, settings.nats, wait_s=math.inf)
+        connection = await connect_broker(broker, settings.nats, wait_s=math.inf)
         try:
             await _start_subscribers(broker)
         except (
@@ -110,8 +110,12 @@ def create_service_app(
                 type(exc).__name__,
                 exc,
             )
-            return
-        log.info("%s connected to NATS", settings.service_name)
+        else:
+            log.info("%s connected to NATS", settings.service_name)
+        finally:
+            # Published only now, so whoever sees the connection (the outbox relay, a readiness check) also
+            # sees a service whose subscribers answer.
+            state.nats = connection
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
