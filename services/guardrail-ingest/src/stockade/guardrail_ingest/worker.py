@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -28,6 +27,7 @@ from pydantic import ValidationError
 
 from stockade.contracts import GuardrailEventsReceived
 from stockade.guardrail_ingest.dead_letters import dead_letter, publish_dead_letter
+from stockade.guardrail_ingest.delivery import deliveries_of, in_progress, sequence_of
 from stockade.guardrail_ingest.metrics import STORE_ERRORS, count_stored
 from stockade.guardrail_ingest.settings import StreamSettings
 from stockade.guardrail_ingest.sinks.base import EventSink, SinkError
@@ -50,27 +50,6 @@ class WorkerStats:
     last_error: str | None = None
     schema_ready: bool = False
     extra: dict[str, int] = field(default_factory=dict)
-
-
-@contextlib.asynccontextmanager
-async def _in_progress(msgs: list[Msg], ack_wait_s: float) -> AsyncIterator[None]:
-    """While a write runs, tell JetStream every quarter of ``ack_wait`` that these batches are being worked on,
-    so a write slower than ``ack_wait`` (a large insert, a slow store) is not redelivered to another worker and
-    written twice. A worker that dies stops telling, and its batches come back after ``ack_wait`` as before."""
-
-    async def beat() -> None:
-        while True:
-            await asyncio.sleep(ack_wait_s / 4)
-            for msg in msgs:
-                with contextlib.suppress(Exception):  # NATS reconnecting: the batch may come back, harmlessly
-                    await msg.in_progress()
-
-    beating = asyncio.create_task(beat(), name="ack-in-progress")
-    try:
-        yield
-    finally:
-        beating.cancel()
-        await asyncio.gather(beating, return_exceptions=True)
 
 
 def consumer_config(settings: StreamSettings) -> ConsumerConfig:
@@ -176,7 +155,7 @@ class SinkWorker:
                 decoded.append((msg, GuardrailEventsReceived.model_validate_json(msg.data)))
             except ValidationError as exc:
                 self.stats.poison += 1
-                log.error("dropping undecodable guardrail batch (seq %s): %s", _seq(msg), exc)
+                log.error("dropping undecodable guardrail batch (seq %s): %s", sequence_of(msg), exc)
                 await msg.term()
         by_store: dict[str, list[tuple[Msg, GuardrailEventsReceived]]] = {}
         for msg, batch in decoded:  # each batch goes to the store it was accepted for (README, "Which store")
@@ -195,9 +174,9 @@ class SinkWorker:
         overlap = sum(len(batch.events) for _, batch in decoded) - len(records)
         # A batch delivered before may be stored in part (a worker died or timed out mid-write, a store error, a
         # refused event): only then must a store that writes without looking check which ids it holds.
-        maybe_stored = any(_deliveries(msg) > 1 for msg, _ in decoded)
+        maybe_stored = any(deliveries_of(msg) > 1 for msg, _ in decoded)
         try:
-            async with _in_progress([msg for msg, _ in decoded], self.settings.ack_wait_s):
+            async with in_progress([msg for msg, _ in decoded], self.settings.ack_wait_s):
                 sink = await self.stores.sink_for(kind)
                 outcome = await sink.write(list(records.values()), maybe_stored=maybe_stored)
         except SinkError as exc:
@@ -240,7 +219,7 @@ class SinkWorker:
     ) -> bool:
         """True when the refused events are in the dead-letter stream (ack the batch); else the batch is nak'ed
         and comes back: its stored events count as duplicates then, the refused ones are tried again."""
-        attempts = _deliveries(msg)
+        attempts = deliveries_of(msg)
         first = reasons[str(refused[0].get("event_id"))]
         self.stats.last_error = first
         if attempts < self.settings.dead_letter_after:
@@ -262,7 +241,7 @@ class SinkWorker:
                     reason=reasons[str(record.get("event_id"))],
                     attempts=attempts,
                     batch=batch,
-                    sequence=_seq(msg),
+                    sequence=sequence_of(msg),
                 )
                 await publish_dead_letter(self.js, self.settings, letter)
         except Exception as exc:  # dead-letter stream missing or full: keep the batch, try again later
@@ -304,15 +283,3 @@ class SinkWorker:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), timeout=delay)
                 delay = min(delay * 2, 15.0)
-
-
-def _seq(msg: Msg) -> int | None:
-    with contextlib.suppress(Exception):
-        return int(msg.metadata.sequence.stream)
-    return None
-
-
-def _deliveries(msg: Msg) -> int:
-    with contextlib.suppress(Exception):
-        return int(msg.metadata.num_delivered)
-    return 1
