@@ -16,8 +16,7 @@ ONLY_EXFIL = {"guardrails": {"checks": {"pii": {"enabled": False}, "classificati
 
 
 def random_bytes(n: int, seed: int) -> bytes:
-    """Random-looking bytes, the same on every run: fresh random bytes made these tests fail now and then (about
-    1 run in 1,000 drew a 400-character value the interleaved-runs veto takes for one typed by hand)."""
+    """Random-looking bytes, the same on every run, so a failure can be reproduced."""
     return random.Random(seed).randbytes(n)
 
 
@@ -229,6 +228,16 @@ def test_sealed_secret_ciphertext_is_not_a_credential() -> None:
         b"\x7f" + random_bytes(299, 5)
     ).decode()  # a long random value under a key is one
     assert _rules(f"    PASSWORD: {plain}") == {"credential_in_context"}
+
+
+def test_a_long_random_value_holding_a_short_run_among_every_other_character_is_a_credential() -> None:
+    # Random characters with a, b, c, d, e at every other position in the middle: a 5-long woven run that a
+    # 400-character random value holds about once in 1,000 by chance; hand-typed runs are longer for its length.
+    chars = list(base64.b64encode(random_bytes(300, 6)).decode())
+    chars[200:210:2] = "abcde"
+    value = "".join(chars)
+    assert _rules(f"    PASSWORD: {value}") == {"credential_in_context"}
+    assert _rules("    PASSWORD: 9f8e7d6c5b4a39281706f5e4d3c2b1a0") == set()  # short and typed by hand
 
 
 @pytest.mark.parametrize(

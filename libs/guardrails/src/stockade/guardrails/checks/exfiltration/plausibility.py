@@ -144,8 +144,15 @@ def looks_fake(value: str) -> bool:
 
 def interleaved_runs(value: str) -> bool:
     """Two runs woven together (9f8e7d6c5b4a3928..., a1b2c3d4e5...): typed by hand. Checked on values in a
-    credential context only; a known format's key is judged by its format (CredSweeper keeps SG.a1B2c3D4...)."""
-    return len(value) >= 10 and (has_sequence(value[::2].lower()) or has_sequence(value[1::2].lower()))
+    credential context only; a known format's key is judged by its format (CredSweeper keeps SG.a1B2c3D4...).
+
+    The run needed grows with the value as in :func:`pattern_run` (at least 5, else the bit length of half the
+    value: 8 in a 400-character value), so a long random secret is not taken for one typed by hand: with a fixed
+    5, about one random 400-character value in 1,000 held such a run by chance."""
+    if len(value) < 10:
+        return False
+    run = max(5, (len(value) // 2).bit_length())
+    return has_sequence(value[::2].lower(), run) or has_sequence(value[1::2].lower(), run)
 
 
 def like_key(value: str, key: str) -> bool:
