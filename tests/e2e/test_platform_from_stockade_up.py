@@ -18,8 +18,9 @@ The second store is the test plugin's DynamoDB (moto): the embedded stack's own 
 only may open, and no second embedded store exists. ``stockade up`` passes the environment on to its services, so
 the test gives guardrail-ingest (``GUARDRAIL_INGEST_SINK__DYNAMODB_URL``) and model-api
 (``MODEL_API_RUNS__DYNAMODB_URL``) the endpoint, the way a deployment names each store's connection settings.
-Trust rejections name no project: ``stockade up`` files them under the demo project (``AUDIT__PROJECT_ID``). The
-agent's sink sends guardrail-ingest's deployment-wide key (``INGEST__API_KEY``, set in the same environment).
+A trust rejection names the project of the agent it was for (``stockade up``'s demo agents work for the demo
+project). The agent's sink sends guardrail-ingest's deployment-wide key (``INGEST__API_KEY``, set in the same
+environment).
 """
 
 from __future__ import annotations

@@ -223,7 +223,18 @@ def test_key_revoke_announces_the_revocation_once(tmp_path, nats_server_factory)
     assert one(db_url, "key", "revoke", key["id"], "--nats-url", url)["announced"] is True
     assert one(db_url, "key", "revoke", key["id"], "--nats-url", url)["announced"] is True  # same event again
     events = asyncio.run(identity_stream(read=True))
-    assert [(e.key_id, e.owner_id) for e in events] == [(key["id"], user["id"])]  # stored once
+    assert [(e.key_id, e.owner_id, e.project_id) for e in events] == [(key["id"], user["id"], None)]  # once
+
+    # an ingest key's revocation names its project: the audit trail files it there
+    one(db_url, "org", "create", "acme")
+    project = one(db_url, "project", "create", "--org", "acme", "agents")
+    one(db_url, "member", "add", "--project", "agents", "--user", "dev@example.com")
+    ingest = one(
+        db_url, "key", "create", "--user", "dev@example.com", "--scope", "ingest", "--project", "agents"
+    )
+    assert one(db_url, "key", "revoke", ingest["id"], "--nats-url", url)["announced"] is True
+    events = asyncio.run(identity_stream(read=True))
+    assert [(e.key_id, e.project_id) for e in events[1:]] == [(ingest["id"], project["id"])]
 
     other = one(db_url, "key", "create", "--user", "dev@example.com")
     away = run(db_url, "key", "revoke", other["id"], "--nats-url", "nats://127.0.0.1:1", "--json")

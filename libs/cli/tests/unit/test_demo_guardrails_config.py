@@ -22,3 +22,13 @@ def test_config_follows_the_port_of_each_start(tmp_path):
     write_guardrails_config(path, "http://127.0.0.1:1/classify")
     write_guardrails_config(path, "http://127.0.0.1:2/classify")
     assert load_config(path).guardrails.checks.toxicity.url == "http://127.0.0.1:2/classify"
+
+
+def test_the_demo_agents_work_for_the_demo_project(tmp_path):
+    from stockade.cli.demo import DEMO_AGENTS, ensure_trust_config
+    from stockade.guardrails.trust import AgentRegistry
+
+    registry = AgentRegistry.from_path(ensure_trust_config(tmp_path, "proj-demo"))
+    assert {a.agent_id: a.project for a in registry} == {agent: "proj-demo" for agent, _, _ in DEMO_AGENTS}
+    without = AgentRegistry.from_path(ensure_trust_config(tmp_path / "no-demo"))  # --no-demo: no project
+    assert {a.project for a in without} == {None}

@@ -71,6 +71,18 @@ def test_registry_in_code():
     assert enforcer.registry.get("a").allows("x")
 
 
+def test_an_agent_names_its_project_for_the_audit_trail():
+    text = """
+agents:
+  - {id: payer, project: payments}
+  - {id: loner}
+"""
+    registry = AgentRegistry.from_yaml(text)
+    assert registry.get("payer").project == "payments" and registry.get("loner").project is None
+    with pytest.raises(ConfigError, match="project"):
+        trust_config_from_yaml("agents:\n  - {id: payer, project: ''}\n")
+
+
 def test_missing_env_secret_names_the_key(monkeypatch):
     monkeypatch.delenv("PLANNER_NEW", raising=False)
     cfg = trust_config_from_yaml(YAML.replace("SECRET_FILE", "/nonexistent"))

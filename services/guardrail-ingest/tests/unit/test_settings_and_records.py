@@ -96,3 +96,24 @@ def test_openapi_documents_the_post_body_and_reply() -> None:
     assert "event_id" in body["properties"]["events"]["items"]["properties"]  # inlined, no dangling $ref
     assert "$ref" not in str(body)
     assert "202" in post["responses"]
+
+
+def test_an_audit_record_is_filed_under_the_events_project_else_the_deployments() -> None:
+    from stockade.contracts import ApiKeyRevoked, TrustRejected, subjects
+    from stockade.guardrail_ingest.audit import to_record
+
+    named = TrustRejected(sender="intern", receiver="executor", reason="bad_signature", project_id="payments")
+    unnamed = TrustRejected(sender=None, receiver="ghost", reason="malformed")
+    ingest_key = ApiKeyRevoked(key_id="k1", owner_id="u1", project_id="agents")
+    user_key = ApiKeyRevoked(key_id="k2", owner_id="u1")
+    filed = {
+        event.event_id: to_record(event.subject, event.to_bytes(), "fallback")["project_id"]
+        for event in (named, unnamed, ingest_key, user_key)
+    }
+    assert filed == {
+        named.event_id: "payments",
+        unnamed.event_id: "fallback",
+        ingest_key.event_id: "agents",
+        user_key.event_id: "fallback",
+    }
+    assert to_record(subjects.TRUST_REJECTED, unnamed.to_bytes(), None)["project_id"] is None

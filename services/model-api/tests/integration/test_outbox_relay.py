@@ -82,3 +82,21 @@ async def test_the_change_and_its_event_commit_together(sessions):
         config = await dbconfigs.active_config(s)
         kept = await catalogue.get_model(s, config.id, "acme", "m-2")
         assert kept.display_name == "M"
+
+
+async def test_a_revoked_ingest_keys_event_names_its_project(sessions):
+    """The audit trail files a revocation under the event's project: an ingest key's, none for a user's key."""
+    from stockade import identity
+
+    async with sessions() as s:
+        await identity.create_organisation(s, "acme")
+        user = await identity.create_user(s, "dev@example.com")
+        project = await identity.create_project(s, "acme", "agents")
+        await identity.add_project_member(s, project.id, user.email)
+        ingest = await identity.create_api_key(s, user.id, scope="ingest", project=project.id)
+        personal = await identity.create_api_key(s, user.id, scope="write")
+        await actions.revoke_own_key(s, None, user.id, ingest.id)
+        await actions.revoke_own_key(s, None, user.id, personal.id)
+        rows = (await s.execute(select(OutboxEvent))).scalars().all()
+    events = [json.loads(r.payload) for r in rows if r.subject == subjects.APIKEY_REVOKED]
+    assert {e["key_id"]: e["project_id"] for e in events} == {ingest.id: project.id, personal.id: None}

@@ -57,6 +57,28 @@ async def test_submit_subject_must_match_the_signed_receiver(provider, signer):
     assert event.correlation_id == env.nonce and event.subject == subjects.TRUST_REJECTED
 
 
+async def test_a_rejection_is_filed_under_the_receivers_project_else_the_senders(
+    trust_yaml, write_trust_yaml, signer
+):
+    write_trust_yaml(trust_yaml, executor={"project": "payments"}, intern={"project": "research"})
+    service = TrustBrokerService(EnforcerProvider(trust_yaml, InMemoryNonceStore()))
+
+    async def rejected(sender: str, receiver: str, submit_to: str) -> object:
+        env = signer.sign(sender, receiver, b"body")
+        decision = await service.handle(
+            subjects.trust_submit(submit_to), {wire.ATTESTATION: env.to_json()}, b"tampered"
+        )
+        assert decision.delivery is None and decision.rejection is not None
+        return decision.rejection.project_id
+
+    assert await rejected("intern", "executor", "executor") == "payments"  # the receiver's project
+    assert await rejected("intern", "treasurer", "treasurer") == "research"  # it names none: the sender's
+    assert await rejected("planner", "treasurer", "treasurer") is None  # neither names one
+    assert await rejected("intern", "nobody", "nobody") == "research"  # an unknown receiver has no project
+    bare = await service.handle(subjects.trust_submit("executor"), None, b"body")
+    assert bare.rejection.project_id == "payments"  # no envelope at all: still the receiver's
+
+
 async def test_missing_header_is_malformed(provider):
     decision = await TrustBrokerService(provider).handle(subjects.trust_submit("executor"), None, b"body")
     assert decision.rejection.reason == "malformed" and decision.rejection.sender is None

@@ -75,8 +75,9 @@ async def _demo_ingest_key(db_url: str, info: DemoInfo) -> str:
         await engine.dispose()
 
 
-def ensure_trust_config(state_dir: Path) -> Path:
-    """A demo agent registry for the embedded trust-broker, with fresh random HMAC secrets (files, 0600)."""
+def ensure_trust_config(state_dir: Path, project_id: str | None = None) -> Path:
+    """A demo agent registry for the embedded trust-broker, with fresh random HMAC secrets (files, 0600). The
+    agents work for ``project_id`` (the demo project): the audit trail files their trust rejections there."""
     path = state_dir / "trust.yaml"
     if path.exists():
         return path
@@ -99,6 +100,7 @@ def ensure_trust_config(state_dir: Path) -> Path:
             f"      - id: {agent}",
             f"        trust: {trust}",
             f"        capabilities: [{capabilities}]",
+            *([f"        project: {json.dumps(project_id)}"] if project_id else []),
             "        keys:",
             f"          - {{id: demo-1, secret_file: {secret_file}}}",
         ]

@@ -40,9 +40,13 @@ PasswordOpt = Annotated[
 ]
 
 
-def revocation_event(key_id: str, owner_id: str, revoked_at: datetime) -> ApiKeyRevoked:
+def revocation_event(
+    key_id: str, owner_id: str, revoked_at: datetime, project_id: str | None = None
+) -> ApiKeyRevoked:
     event_id = uuid.uuid5(uuid.NAMESPACE_URL, f"stockade:apikey.revoked:{key_id}:{revoked_at.isoformat()}")
-    return ApiKeyRevoked(event_id=event_id, occurred_at=revoked_at, key_id=key_id, owner_id=owner_id)
+    return ApiKeyRevoked(
+        event_id=event_id, occurred_at=revoked_at, key_id=key_id, owner_id=owner_id, project_id=project_id
+    )
 
 
 async def announce(url: str, event: ApiKeyRevoked, user: str | None, password: str | None) -> None:
@@ -61,7 +65,7 @@ def announce_or_warn(key: ApiKeyPublic, url: str | None, user: str | None, passw
     """Announce a revoked key; on failure warn on stderr and return False (the revocation holds)."""
     if key.revoked_at is None:
         return False
-    event = revocation_event(key.id, key.owner_id, key.revoked_at)
+    event = revocation_event(key.id, key.owner_id, key.revoked_at, key.project_id)
     target = url or os.environ.get("NATS_URL") or "nats://127.0.0.1:14222"
     try:
         asyncio.run(announce(target, event, user, password))

@@ -33,7 +33,8 @@ class StackConfig:
     trust_port: int = 8105  # trust-broker's /metrics and /healthz (it serves agents over NATS)
     startup_timeout_s: float = 60.0
     demo: bool = True  # seed sample prompts, a skill and guardrail runs on the first start (--no-demo: off)
-    # Project the audit trail files trust rejections under (they name none): the demo project, once known.
+    # The demo project, once known: the demo agents work for it, and the audit trail files under it what
+    # names no project (a user's API key revocation, a rejection between agents of no project).
     audit_project_id: str | None = None
     run_id: str = field(default_factory=lambda: os.environ.get("STOCKADE_UP_ID") or uuid.uuid4().hex)
 
@@ -175,7 +176,7 @@ def start_service(cfg: StackConfig, name: str) -> Child:
         # Host and port together: an HTTP__HOST alone replaces the broker's http default (port 8105) with
         # HttpSettings' own (8000), a port other programs often hold.
         env = child_env(cfg, "TRUST_BROKER_", cfg.trust_port)
-        env["TRUST_BROKER_CONFIG_PATH"] = str(ensure_trust_config(cfg.state_dir))
+        env["TRUST_BROKER_CONFIG_PATH"] = str(ensure_trust_config(cfg.state_dir, cfg.audit_project_id))
         return spawn(
             name,
             [sys.executable, "-m", "stockade.trust_broker"],

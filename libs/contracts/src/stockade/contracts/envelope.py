@@ -82,6 +82,11 @@ class ApiKeyRevoked(EventEnvelope):
 
     key_id: str
     owner_id: str
+    project_id: str | None = Field(
+        default=None,
+        description="The project an ingest key was bound to (added within v1; None for a user's API key, "
+        "which belongs to no project).",
+    )
 
 
 class DbConfigActivated(EventEnvelope):
@@ -169,3 +174,8 @@ class TrustRejected(EventEnvelope):
     receiver: str
     reason: str
     layer: str | None = None
+    project_id: str | None = Field(
+        default=None,
+        description="The project of the agent the message was for, else of its claimed sender, as the trust "
+        "registry names it (added within v1; None when neither agent names one).",
+    )

@@ -161,7 +161,11 @@ async def revoke_own_key(
     was_active = owned[key_id].revoked_at is None
     revoked = await revoke_api_key(db, key_id)
     if was_active:
-        enqueue(db, OutboxEvent, ApiKeyRevoked(key_id=revoked.id, owner_id=revoked.owner_id))
+        enqueue(
+            db,
+            OutboxEvent,
+            ApiKeyRevoked(key_id=revoked.id, owner_id=revoked.owner_id, project_id=revoked.project_id),
+        )
         await db.commit()
         _wake(relay)
     return revoked

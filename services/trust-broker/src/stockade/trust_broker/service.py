@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from stockade.contracts import TrustRejected, subjects
 from stockade.contracts.replies import SubmitReply
 from stockade.guardrails.errors import AttestationError
-from stockade.guardrails.trust import AttestationEnvelope, AttestationResult
+from stockade.guardrails.trust import AgentRegistry, AttestationEnvelope, AttestationResult
 from stockade.trust_broker import wire
 from stockade.trust_broker.reloading import EnforcerProvider
 
@@ -75,6 +75,12 @@ class TrustBrokerService:
             reply=SubmitReply(status="delivered", receiver=receiver, nonce=claimed.nonce),
         )
 
+    def _project_of(self, receiver: str, sender: str | None) -> str | None:
+        """The audit trail's project for a rejection: the registered receiver's, else the registered claimed
+        sender's (a forged sender still names a real agent, whose team should see the attempt), else None."""
+        registry = self.enforcers.current.registry
+        return _registered_project(registry, receiver) or _registered_project(registry, sender)
+
     def _reject(
         self,
         receiver: str,
@@ -83,16 +89,23 @@ class TrustBrokerService:
         layer: str | None,
         error: str | None,
     ) -> Decision:
+        sender = envelope.sender if envelope else None
         event = TrustRejected(
-            sender=envelope.sender if envelope else None,
+            sender=sender,
             receiver=receiver,
             reason=reason,
             layer=layer,
             correlation_id=envelope.nonce if envelope else None,
+            project_id=self._project_of(receiver, sender),
         )
         details = {"error": error} if error else {}  # absent from the reply when there is none
         reply = SubmitReply(status="rejected", receiver=receiver, reason=reason, layer=layer, **details)
         return Decision(delivery=None, rejection=event, reply=reply)
+
+
+def _registered_project(registry: AgentRegistry, agent_id: str | None) -> str | None:
+    agent = registry.get(agent_id) if agent_id else None
+    return agent.project if agent is not None else None
 
 
 def _delivery_headers(envelope: AttestationEnvelope, result: AttestationResult) -> dict[str, str]:

@@ -72,6 +72,13 @@ class AgentConfig(BaseModel):
         description="As a receiver: every message to this agent must name a capability (layer C refuses one "
         "without; the policy's require_capability does the same for every receiver).",
     )
+    project: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        description="The project this agent works for: the trust-broker files a rejected message to the agent "
+        "(or from it, when the receiver names none) under this project in the audit trail.",
+    )
 
     @model_validator(mode="after")
     def _keys_are_consistent(self) -> Self:

@@ -23,6 +23,7 @@ class AgentIdentity(BaseModel):
     require_capability: bool = Field(
         default=False, description="As a receiver: messages to this agent must name a capability."
     )
+    project: str | None = Field(default=None, description="The project this agent works for (audit trail).")
 
     def allows(self, capability: str) -> bool:
         return capability in self.capabilities
@@ -61,6 +62,7 @@ class AgentRegistry:
                 trust_level=a.trust,
                 capabilities=a.capabilities,
                 require_capability=a.require_capability,
+                project=a.project,
             )
             for a in config.agents
         )
