@@ -5,8 +5,13 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from stockade.guardrails.checks.classification.backend_config import (
+    JudgeConfig,
+    ModelClass,
+    RemoteClassifierConfig,
+)
 from stockade.guardrails.checks.config_base import CheckSettings, Stage, Strict
 
 
@@ -85,7 +90,26 @@ class ClassificationConfig(CheckSettings):
         default=None,
         description="minilm, sentence_transformers or openai; None: env ENCODER_TYPE, else minilm.",
     )
-    model_path: str = Field(default="", description="sentence-transformers model directory (that encoder).")
+    model_path: str = Field(
+        default="",
+        description="method model: a Hugging Face sequence-classification model directory (config.json with "
+        "id2label, tokenizer.json, model.onnx; see `stockade convert-classifier`) run with onnxruntime instead "
+        "of the shipped classifier. method routes with encoder_type sentence_transformers: that encoder's model.",
+    )
+    label_map: dict[str, ModelClass] = Field(
+        default_factory=dict,
+        description="model_path: model label (case-insensitive) -> benign, injection, jailbreak or malicious; "
+        "labels left out use the model directory's stockade.json, then the defaults (BENIGN/INJECTION/"
+        "JAILBREAK, SAFE/INJECTION, LABEL_0/LABEL_1).",
+    )
+    remote: RemoteClassifierConfig | None = Field(
+        default=None,
+        description="method model: classify through a remote service (the toxicity service's wire protocol) "
+        "instead of a local model.",
+    )
+    judge: JudgeConfig | None = Field(
+        default=None, description="An LLM judge after the classifier (always, or when its score is unsure)."
+    )
     max_seq_length: int = Field(default=128, ge=16, description="Tokens the local encoders read per text.")
     runtime: Literal["auto", "onnx", "torch"] = Field(
         default="auto",
@@ -112,3 +136,18 @@ class ClassificationConfig(CheckSettings):
         "prefilter bands (local encoders with onnxruntime only); texts in its uncertain band, and every text "
         "when off, go to the full encoder.",
     )
+
+    @model_validator(mode="after")
+    def _one_model(self) -> ClassificationConfig:
+        routing = self.method == "routes" or (
+            self.method is None
+            and (self.routes is not None or bool(self.fitted_path) or self.encoder_type is not None)
+        )
+        hf = bool(self.model_path) and not routing
+        if self.remote is not None and (self.classifier_path is not None or hf):
+            raise ValueError(
+                "remote: set either remote or a local model (classifier_path, model_path), not both"
+            )
+        if self.classifier_path is not None and hf:
+            raise ValueError("model_path: set either classifier_path or model_path, not both")
+        return self
