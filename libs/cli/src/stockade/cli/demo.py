@@ -19,6 +19,7 @@ class DemoInfo:
     console_password: str = ""
     review_project_id: str = ""  # the Manual review project (empty in demo.json files written before it)
     ingest_key: str = ""  # the demo project's ingest key (guardrail-ingest; STOCKADE_INGEST_KEY for agents)
+    platform_admin: bool = False  # the demo user was made a platform administrator (once: a revoke holds)
 
 
 def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
@@ -47,6 +48,7 @@ def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
             console_password=demo.console_password,
             review_project_id=demo.review_project_id,
             ingest_key=demo.ingest_key_plaintext,
+            platform_admin=True,  # seed_demo grants it
         )
         # Demo convenience for the embedded stack only: the demo key is kept in a 0600 file so later
         # `stockade up` runs can print it again. Real keys are shown once and stored only as SHA-256.
@@ -58,8 +60,24 @@ def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
         if not info.ingest_key and info.user:  # a state directory from before ingest keys: issue one now
             info.ingest_key = asyncio.run(_demo_ingest_key(db_url, info))
             demo_file.write_text(json.dumps(asdict(info)) + "\n")
+        if not info.platform_admin and info.user:  # a state directory from before the role: grant it once
+            asyncio.run(_grant_platform_admin(db_url, info.user))
+            info.platform_admin = True
+            demo_file.write_text(json.dumps(asdict(info)) + "\n")
         return info
     return None
+
+
+async def _grant_platform_admin(db_url: str, user: str) -> None:
+    from stockade.identity import grant_platform_admin
+    from stockade.runtime.db import create_engine, session_factory
+
+    engine = create_engine(db_url)
+    try:
+        async with session_factory(engine)() as session:
+            await grant_platform_admin(session, user)
+    finally:
+        await engine.dispose()
 
 
 async def _demo_ingest_key(db_url: str, info: DemoInfo) -> str:

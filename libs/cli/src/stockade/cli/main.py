@@ -79,8 +79,10 @@ def compose_env(
 def _mount_admin() -> None:
     try:
         from stockade.cli.admin import app as admin_app
+        from stockade.cli.platform_admin import app as platform_app
     except ImportError:  # admin commands arrive with stockade.identity
         return
+    admin_app.add_typer(platform_app, name="platform")
     app.add_typer(
         admin_app, name="admin", help="Manage organisations, users, projects, API keys and dead letters."
     )

@@ -33,6 +33,12 @@ from stockade.identity.models import (
     ProjectPublic,
     UserPublic,
 )
+from stockade.identity.platform import (
+    grant_platform_admin,
+    is_platform_admin,
+    list_platform_admins,
+    revoke_platform_admin,
+)
 from stockade.identity.tables import APPROVER_TAG, Deployment, Flow, Scope
 
 __all__ = [
@@ -64,12 +70,16 @@ __all__ = [
     "create_project",
     "create_user",
     "effective_scope",
+    "grant_platform_admin",
     "grant_tag",
+    "is_platform_admin",
     "list_api_keys",
+    "list_platform_admins",
     "project_access",
     "remove_organisation_member",
     "remove_project_member",
     "revoke_api_key",
+    "revoke_platform_admin",
     "revoke_tag",
     "set_project_flow",
     "verify_ingest_key",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from stockade.identity import apikeys, directory
+from stockade.identity import apikeys, directory, platform
 from stockade.identity.models import OrganisationPublic, UserPublic
 from stockade.identity.tables import APPROVER_TAG, Deployment, Flow, Organisation, Scope
 
@@ -44,6 +44,7 @@ async def seed_demo(session_factory: async_sessionmaker[AsyncSession]) -> DemoSe
         for proj in (project, reviewed):
             await directory.add_project_member(session, proj.id, user.id)
             await directory.grant_tag(session, proj.id, user.id, APPROVER_TAG)
+        await platform.grant_platform_admin(session, user.id)  # the demo's one user runs the platform
         key = await apikeys.create_api_key(
             session, user.id, scope=Scope.WRITE.value, deployment=Deployment.ONPREM.value
         )

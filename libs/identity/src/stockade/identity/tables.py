@@ -114,3 +114,12 @@ class ApiKey(Base):
     project_id: Mapped[str | None] = mapped_column(
         ForeignKey("projects.id", ondelete="CASCADE"), default=None
     )
+
+
+class PlatformAdmin(Base):
+    """A user holding the platform administrator role (docs/permissions.md): platform-wide settings."""
+
+    __tablename__ = "platform_admins"
+
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    granted_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
