@@ -56,6 +56,19 @@ class ClassificationConfig(CheckSettings):
         description="method model: a model directory (model.onnx, tokenizer.json, screener.npz, "
         "classifier.json); None: the one in the stockade-guardrails-model package.",
     )
+    preset: Literal["strict", "balanced", "permissive"] | None = Field(
+        default=None,
+        description="method model, shipped classifier: operating point (README 'Operating points'): strict "
+        "catches more and flags more ordinary text, permissive the reverse; None: the model's default "
+        "(balanced). The thresholds grow with a text's window count so long documents are flagged no more "
+        "often than short texts. Setting thresholds or context_thresholds replaces it with per-class "
+        "thresholds.",
+    )
+    known_attacks: bool = Field(
+        default=True,
+        description="method model, shipped classifier: also match the windows against the known-attack "
+        "library shipped with the model (a match names the attack's source in the finding).",
+    )
     thresholds: dict[AttackClass, float] = Field(
         default_factory=dict,
         description="method model: probability at which a class fires on user input (stage input), per "
