@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -118,10 +119,11 @@ async def submit(deployment: Any, user: str, envelope: Any, payload: bytes) -> d
     errors: list[str] = []
     nc = await deployment.connect(user, errors, inbox_prefix=subjects.agent_reply_prefix(user))
     try:
-        headers = {agent_wire.ATTESTATION: envelope.to_json()}
-        reply = await nc.request(
-            subjects.trust_submit(envelope.receiver), payload, headers=headers, timeout=5
-        )
+        token = uuid.uuid4().hex  # as AgentBus.send(): the answer comes on agent.<user>.reply.<token>
+        answer_on = await nc.subscribe(subjects.agent_reply(user, token), max_msgs=1)
+        headers = {agent_wire.ATTESTATION: envelope.to_json(), agent_wire.REPLY_TOKEN: token}
+        await nc.publish(subjects.trust_submit(envelope.receiver), payload, headers=headers)
+        reply = await answer_on.next_msg(timeout=5)
     finally:
         await nc.close()
     assert errors == []
@@ -210,3 +212,51 @@ async def test_an_agent_cannot_read_another_inbox_or_step_outside_its_grants(
         'subscription to "trust.submit.*"',
     ):
         assert f"permissions violation for {what}" in denied, what
+
+
+async def test_the_broker_answers_only_on_the_senders_own_reply_subject(
+    deployment: Any, broker: TrustBrokerApp
+) -> None:
+    """NATS does not check a reply subject against the publisher's permissions: the broker must not answer where
+    the sender points it (another agent's inbox or replies, the catalogue's events), nor where a forged
+    Nats-Request-Info header names another agent (the server overwrites it across the service import)."""
+    watch_errors: list[str] = []
+    watcher = await deployment.connect("executor", watch_errors)  # the victim, with its own grants only
+    seen: list[tuple[str, bytes]] = []
+
+    async def keep(msg: Any) -> None:
+        seen.append((msg.subject, msg.data))
+
+    targets = (
+        subjects.MODEL_CHANGED,
+        subjects.DBCONFIG_ACTIVATED,
+        subjects.agent_inbox("executor"),
+        subjects.agent_reply("executor", "t1"),
+    )
+    for subject in (*targets, subjects.agent_replies("executor")):
+        await watcher.subscribe(subject, cb=keep)
+    await sync_with_server(watcher, 5)
+    errors: list[str] = []
+    nc = await deployment.connect("planner", errors, inbox_prefix=subjects.agent_reply_prefix("planner"))
+    planner_key = KeyRing({"planner": {"k1": KEYS["planner"]}})
+    signer = AttestationVerifier(planner_key)
+    try:
+        for target in targets:  # the reply subject aimed at the victim, with and without a token
+            for token in (None, "t1"):
+                envelope = signer.sign("planner", "executor", b"x")
+                headers = {agent_wire.ATTESTATION: envelope.to_json()}
+                if token:
+                    headers[agent_wire.REPLY_TOKEN] = token
+                headers[agent_wire.REQUEST_INFO] = json.dumps({"acc": "AGENTS", "user": "executor"})
+                await nc.publish(subjects.trust_submit("executor"), b"x", reply=target, headers=headers)
+        # The broker did answer the planner (so silence above is the rule, not a broker that answers nobody).
+        own = await submit(deployment, "planner", signer.sign("planner", "executor", b"y"), b"y")
+        assert own["status"] == "delivered"
+        await sync_with_server(watcher, 5)
+    finally:
+        await nc.close()
+        await watcher.close()
+    # Only the delivered messages reach the executor's inbox, with the broker's headers; no broker answer.
+    assert [s for s, _ in seen if s != subjects.agent_inbox("executor")] == []
+    assert all(b"status" not in data for _, data in seen), seen
+    assert errors == [] and watch_errors == []

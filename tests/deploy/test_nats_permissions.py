@@ -278,19 +278,20 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
     from stockade.guardrails.policies.config import NatsBackendConfig
     from stockade.guardrails.policies.counters.nats_kv import NatsKVCounterStore
 
-    # One bucket name: the contracts constant is the library's default in both places it has one.
-    bucket = subjects.KV_RATE_LIMITS
-    assert NatsBackendConfig().bucket == bucket
-    assert inspect.signature(NatsKVCounterStore).parameters["bucket"].default == bucket
+    # The library's default bucket is the contracts constant; an agent's is its own, named by the contracts.
+    assert NatsBackendConfig().bucket == subjects.KV_RATE_LIMITS
+    assert inspect.signature(NatsKVCounterStore).parameters["bucket"].default == subjects.KV_RATE_LIMITS
     blocks = agent_blocks()
     assert set(blocks) == {"planner", "executor", "intern", "treasurer"}
     for agent, (publish, subscribe) in blocks.items():
         assert publish == {
             subjects.TRUST_SUBMIT_WILDCARD,  # AgentBus.send()
             catalogue.MODEL_CMD_GET,  # CatalogueClient.get()
-        } | rate_limit_grants(bucket), agent
+        } | rate_limit_grants(NatsBackendConfig(agent_id=agent).bucket), agent
+        assert NatsBackendConfig(agent_id=agent).bucket == subjects.rate_limit_bucket(agent)
         assert subscribe == {
             subjects.agent_inbox(agent),  # AgentBus.inbox()
+            subjects.agent_replies(agent),  # AgentBus.send(): the broker's answers
             subjects.agent_reply_prefix(agent) + ".>",  # replies: AgentBus.send(), rate limiter, catalogue
             push.PROMPT_PUBLISHED,  # stockade.client push refresh
             catalogue.MODEL_CHANGED,  # CatalogueClient cache invalidation
@@ -302,6 +303,7 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
     assert exports is not None
     assert set(re.findall(r'(stream|service):\s*"([^"]+)"', exports[1])) == {
         ("stream", subjects.AGENT_INBOX_WILDCARD),
+        ("stream", subjects.AGENT_REPLY_WILDCARD),
         ("service", subjects.TRUST_SUBMIT_WILDCARD),
         ("stream", push.PROMPT_PUBLISHED),
         ("service", catalogue.MODEL_CMD_GET),
@@ -322,11 +324,7 @@ async def test_an_agent_runs_the_guardrails_rate_limiter_with_its_own_credential
         {
             "requests_per_session": 2,
             "backend": "nats",
-            "nats": {
-                "url": url,
-                "inbox_prefix": subjects.agent_reply_prefix("planner"),
-                "timeout_seconds": 5,
-            },
+            "nats": {"url": url, "agent_id": "planner", "timeout_seconds": 5},
         }
     )
     limiter = RateLimiter(config)
@@ -336,10 +334,10 @@ async def test_an_agent_runs_the_guardrails_rate_limiter_with_its_own_credential
     finally:
         await limiter.store.close()  # type: ignore[attr-defined]
     assert [v.passed for v in verdicts] == [True, True, False]
-    # Without its reply prefix an agent cannot even bind the bucket: replies on _INBOX.> are not its to read.
+    # Without its reply prefix an agent cannot even bind its bucket: replies on _INBOX.> are not its to read.
     js = session.clients["executor"].jetstream(timeout=1)
     with pytest.raises(Exception):
-        await js.key_value(subjects.KV_RATE_LIMITS)
+        await js.key_value(subjects.rate_limit_bucket("executor"))
     # No other stream, and none of the services' JetStream.
     agent = await deployment.connect(
         "planner", session.errors["planner"], inbox_prefix=subjects.agent_reply_prefix("planner")
@@ -349,13 +347,15 @@ async def test_an_agent_runs_the_guardrails_rate_limiter_with_its_own_credential
         with pytest.raises(Exception):
             await denied.add_stream(name="AGENT_NOTES", subjects=["notes.>"])
         with pytest.raises(Exception):
-            await denied.delete_stream(f"KV_{subjects.KV_RATE_LIMITS}")
+            await denied.delete_stream(f"KV_{subjects.rate_limit_bucket('planner')}")
         await sync_with_server(agent, 5)
     finally:
         await agent.close()
     violations = session.violations("planner")
     assert any('"$js.api.stream.create.agent_notes"' in v for v in violations), violations
-    assert any(f'"$js.api.stream.delete.kv_{subjects.KV_RATE_LIMITS}"' in v for v in violations), violations
+    assert any(
+        f'"$js.api.stream.delete.kv_{subjects.rate_limit_bucket("planner")}"' in v for v in violations
+    ), violations
 
 
 async def test_an_agent_runs_stockade_client_push_refresh_with_its_own_credentials(

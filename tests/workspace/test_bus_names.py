@@ -176,18 +176,29 @@ _JS_API = re.compile(
 )
 
 
+def agent_bucket(name: str) -> bool:
+    """Whether ``name`` is an agent's own rate-limit bucket, ``subjects.rate_limit_bucket(<agent id>)``."""
+    prefix = subjects.KV_RATE_LIMITS + "_"
+    return name.startswith(prefix) and subjects.is_agent_id(name[len(prefix) :])
+
+
 def unknown_grant(grant: str) -> bool:
     """Whether ``grant`` names something stockade.contracts does not define."""
     streams = set(STREAM_SPECS) | {f"KV_{bucket}" for bucket in BUCKETS}
     if grant in contract_names() or grant in ("$JS.API.INFO", "$JS.API.STREAM.NAMES", "_INBOX.>"):
         return False
     if match := re.fullmatch(r"\$KV\.([^.]+)\.>", grant):
-        return match.group(1) not in BUCKETS
+        return match.group(1) not in BUCKETS and not agent_bucket(match.group(1))
     if match := _JS_CONSUMER.match(grant):  # a named durable consumer of a stream
         return match.group(2) not in CONSUMERS.get(match.group(1), ())
     if match := _JS_API.match(grant):
-        return match.group(1) not in streams
-    for shape, build in ((r"agent\.([^.]+)\.inbox", subjects.agent_inbox), (r"(_INBOX_[^.]+)\.>", None)):
+        stream = match.group(1)
+        return stream not in streams and not (stream.startswith("KV_") and agent_bucket(stream[3:]))
+    for shape, build in (
+        (r"agent\.([^.]+)\.inbox", subjects.agent_inbox),
+        (r"agent\.([^.]+)\.reply\.\*", subjects.agent_replies),
+        (r"(_INBOX_[^.]+)\.>", None),
+    ):
         if match := re.fullmatch(shape, grant):
             try:
                 agent = match.group(1)

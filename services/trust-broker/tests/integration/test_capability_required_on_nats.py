@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from typing import Any
 
 import nats
@@ -62,10 +63,11 @@ async def test_a_receiver_that_requires_a_capability_refuses_messages_without_on
 
         async def submit(receiver: str, payload: bytes, capability: str | None) -> dict[str, Any]:
             env = signer.sign("planner", receiver, payload, capability=capability)
-            headers = {wire.ATTESTATION: env.to_json()}
-            reply = await planner.request(
-                subjects.trust_submit(receiver), payload, headers=headers, timeout=5
-            )
+            token = uuid.uuid4().hex  # the broker answers on agent.planner.reply.<token> (AgentBus.send)
+            headers = {wire.ATTESTATION: env.to_json(), wire.REPLY_TOKEN: token}
+            answer = await planner.subscribe(subjects.agent_reply("planner", token), max_msgs=1)
+            await planner.publish(subjects.trust_submit(receiver), payload, headers=headers)
+            reply = await answer.next_msg(timeout=5)
             return json.loads(reply.data)
 
         refused = await submit("treasurer", b"pay 10 to mallory", None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -50,9 +51,23 @@ class Agent:
         self.inbox.append(msg)
 
     async def submit(self, receiver: str, envelope_json: str | None, payload: bytes) -> dict[str, Any]:
-        headers = {wire.ATTESTATION: envelope_json} if envelope_json is not None else None
-        reply = await self.nc.request(subjects.trust_submit(receiver), payload, headers=headers, timeout=5)
+        headers = {wire.ATTESTATION: envelope_json} if envelope_json is not None else {}
+        reply = await submit_as(self.nc, self.name, receiver, payload, headers)
         return json.loads(reply.data)
+
+
+async def submit_as(nc: Any, agent: str, receiver: str, payload: bytes, headers: dict[str, str]) -> Any:
+    """A submission as AgentBus.send() makes it: the broker answers on agent.<agent>.reply.<token>."""
+    token = uuid.uuid4().hex
+    answer_on = subjects.agent_reply(agent, token)
+    sub = await nc.subscribe(answer_on, max_msgs=1)
+    await nc.publish(
+        subjects.trust_submit(receiver),
+        payload,
+        reply=answer_on,
+        headers={**headers, wire.REPLY_TOKEN: token},
+    )
+    return await sub.next_msg(timeout=5)
 
 
 class Clock:
@@ -322,7 +337,9 @@ async def test_reload_subject_and_health(brokers, trust_nats, nats_password_of, 
 def test_deploy_config_gives_every_agent_only_its_own_inbox():
     text = (Path(__file__).resolve().parents[4] / "deploy" / "nats" / "agents.conf").read_text()
     for name in ("planner", "executor", "intern", "treasurer"):
-        assert f'subscribe: {{ allow: ["agent.{name}.inbox", "_INBOX_{name}.>", ' in text
+        assert (
+            f'subscribe: {{ allow: ["agent.{name}.inbox", "agent.{name}.reply.*", "_INBOX_{name}.>", ' in text
+        )
     assert len(re.findall(r"\"agent\.[^\"]+\.inbox\"", text)) == 4  # each agent names one inbox: its own
     assert text.count('"trust.submit.*"') == 4  # the full grants: tests/deploy/test_nats_permissions.py
 
@@ -389,7 +406,7 @@ async def test_a_submissions_traceparent_goes_on_to_the_delivery_and_the_rejecti
         bad = verifier.sign("planner", "executor", payload).to_json()
         for envelope, body in ((good, payload), (bad, payload + b"!")):
             headers = {wire.ATTESTATION: envelope, "traceparent": traceparent}
-            await planner.request(subjects.trust_submit("executor"), body, headers=headers, timeout=5)
+            await submit_as(planner, "planner", "executor", body, headers)
         await settle(lambda: len(agents["executor"].inbox) == 1 and len(rejected) == 1)
     finally:
         await observer.close()

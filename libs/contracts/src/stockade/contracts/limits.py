@@ -56,3 +56,8 @@ BUCKET_MAX_BYTES: Final[dict[str, int]] = {
 }
 """Per key-value bucket. A bucket's age limit is its TTL (the nonce retention, the rate-limit ``ttl_seconds``);
 buckets refuse writes when full (``discard="new"``, the key-value default)."""
+
+AGENT_RATE_LIMIT_MAX_BYTES: Final = 32 * MIB
+"""Each agent's own rate-limit bucket (``subjects.rate_limit_bucket``) in the AGENTS account. deploy/nats caps
+every stream there at this size (``disk_max_stream_bytes``) and requires a byte limit, so an agent that fills its
+bucket blocks only its own checks; the account's ``max_file`` reserves room for ``max_streams`` such buckets."""

@@ -69,6 +69,8 @@ HEALTH_BY_SERVICE: Final[dict[str, str]] = {
 TRUST_SUBMIT_PREFIX: Final = "trust.submit"
 TRUST_SUBMIT_WILDCARD: Final = "trust.submit.*"
 AGENT_INBOX_WILDCARD: Final = "agent.*.inbox"
+AGENT_REPLY_WILDCARD: Final = "agent.*.reply.*"
+"""The trust-broker's answers to submissions: ``agent.<sender>.reply.<token>``, exported to AGENTS like the inbox."""
 TRUST_BROKER_QUEUE: Final = "trust-broker"
 
 _AGENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -90,6 +92,29 @@ def trust_submit(receiver: str) -> str:
 def agent_inbox(receiver: str) -> str:
     """Subject only the trust-broker may publish to; ``receiver`` alone may subscribe."""
     return f"agent.{_check_agent_id(receiver)}.inbox"
+
+
+def agent_reply(agent_id: str, token: str) -> str:
+    """Where the trust-broker answers a submission of ``agent_id``: the sender is the NATS user the server
+    authenticated (never a subject the sender names), ``token`` the sender's own correlation token."""
+    return f"agent.{_check_agent_id(agent_id)}.reply.{_check_agent_id(token)}"
+
+
+def agent_replies(agent_id: str) -> str:
+    """The one subscription an agent holds for the trust-broker's answers to its submissions."""
+    return f"agent.{_check_agent_id(agent_id)}.reply.*"
+
+
+def is_agent_id(value: str) -> bool:
+    """Whether ``value`` is a valid agent id (also the shape of a reply token)."""
+    return _AGENT_ID.fullmatch(value) is not None
+
+
+def rate_limit_bucket(agent_id: str) -> str:
+    """The agent's own rate-limit bucket (``guardrail_rate_limits_<id>``): deploy/nats lets only that agent read,
+    write or create it, and the AGENTS account caps each bucket's bytes, so no agent can read, reset, fill or
+    pre-create another's counters."""
+    return f"{KV_RATE_LIMITS}_{_check_agent_id(agent_id)}"
 
 
 def agent_reply_prefix(agent_id: str) -> str:
@@ -119,7 +144,8 @@ STREAMS: Final[dict[str, tuple[str, ...]]] = {
 # --- JetStream key-value buckets ---------------------------------------------------------------------------
 KV_TRUST_NONCES: Final = "trust_nonces"
 KV_RATE_LIMITS: Final = "guardrail_rate_limits"
-"""The guardrails rate limiter's counters (the library's default bucket; granted to agents in deploy/nats)."""
+"""The guardrails rate limiter's counters (the library's default bucket). An agent keeps its counters in its own
+bucket, :func:`rate_limit_bucket` (the only one deploy/nats grants it)."""
 
 EVENT_PATTERN: Final = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_]*)+\.v[0-9]+$")
 COMMAND_PATTERN: Final = re.compile(r"^[a-z][a-z_]*\.cmd\.[a-z][a-z_]*\.v[0-9]+$")

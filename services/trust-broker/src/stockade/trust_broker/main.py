@@ -29,6 +29,7 @@ from stockade.runtime.logging import configure_logging
 from stockade.runtime.metrics import MetricsServer
 from stockade.runtime.nats import install_stop_signals
 from stockade.runtime.tracing import configure_tracing, consumer_span, inject
+from stockade.trust_broker import wire
 from stockade.trust_broker.dispatch import ConcurrentSubscription
 from stockade.trust_broker.metrics import count_decision
 from stockade.trust_broker.reloading import EnforcerProvider
@@ -99,8 +100,9 @@ class TrustBrokerApp:
                 await nc.publish(
                     event.subject, event.to_bytes(), headers=inject(event_headers) if span else event_headers
                 )
-            if reply_to:
-                await nc.publish(reply_to, decision.reply.to_bytes())
+            answer_on = wire.reply_subject(headers, reply_to)
+            if answer_on:
+                await nc.publish(answer_on, decision.reply.to_bytes())
         return decision
 
     def health(self, status: str | None = None) -> HealthReply:

@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from stockade.contracts.subjects import KV_RATE_LIMITS
+from stockade.contracts.limits import AGENT_RATE_LIMIT_MAX_BYTES
+from stockade.contracts.subjects import KV_RATE_LIMITS, agent_reply_prefix, rate_limit_bucket
 
 
 class TokenBudgetConfig(BaseModel):
@@ -91,6 +92,13 @@ class NatsBackendConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     url: str = Field(default="nats://127.0.0.1:4222", description="NATS server URL.")
+    agent_id: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]{1,64}$",
+        description="The agent's id when it connects as its deploy/nats user: the counters then live in its own "
+        "bucket 'guardrail_rate_limits_<id>' (bounded to 32 MiB), replies on '_INBOX_<id>', the only ones "
+        "deploy/nats grants it. An explicit bucket, inbox_prefix or max_bytes still wins.",
+    )
     bucket: str = Field(
         default=KV_RATE_LIMITS,
         pattern=r"^[A-Za-z0-9_-]+$",
@@ -128,6 +136,19 @@ class NatsBackendConfig(BaseModel):
         description="Most one rate-limit check waits for the store (connecting included) before it fails "
         "closed with CheckUnavailableError.",
     )
+
+    @model_validator(mode="after")
+    def _agent_defaults(self) -> NatsBackendConfig:
+        if self.agent_id is None:
+            return self
+        given = self.model_fields_set
+        if "bucket" not in given:
+            self.bucket = rate_limit_bucket(self.agent_id)
+        if "inbox_prefix" not in given:
+            self.inbox_prefix = agent_reply_prefix(self.agent_id)
+        if "max_bytes" not in given:
+            self.max_bytes = AGENT_RATE_LIMIT_MAX_BYTES
+        return self
 
 
 class RateLimitsConfig(BaseModel):

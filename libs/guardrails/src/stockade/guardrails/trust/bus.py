@@ -14,8 +14,13 @@ payload to ``trust.submit.<receiver>`` with the envelope in the ``Stockade-Attes
 the broker's answer. The broker rejects stale, future-dated and replayed envelopes and forged signatures; a
 rejection is a value (:class:`SendResult` with ``delivered=False``), not an exception.
 
-The inbox is a core NATS subscription to ``agent.<id>.inbox``, opened by :meth:`AgentBus.connect` so nothing
-sent after it is missed. Only the trust-broker may publish there (deploy/nats), and it sets the headers from
+The broker answers on ``agent.<id>.reply.<token>`` (``subjects.agent_reply``): the token is fresh per send and
+the id is the NATS user the server authenticated, so the broker never publishes where a sender points it.
+
+The inbox is a core NATS subscription to ``agent.<id>.inbox`` in the queue group ``inbox_queue`` (the agent id by
+default), opened by :meth:`AgentBus.connect` so nothing sent after it is missed: replicas of one agent share
+its messages, each delivered to one replica (deduplicate on :attr:`VerifiedMessage.nonce` if a handler can see
+a message twice, for example after a crash mid-handling). Only the trust-broker may publish there (deploy/nats), and it sets the headers from
 what it verified, so the sender, trust level and capability :class:`VerifiedMessage` carries are the broker's,
 never the sender's claim. Messages arrive at most once and only while connected (no persistence).
 """
@@ -23,8 +28,10 @@ never the sender's claim. Messages arrive at most once and only while connected 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -140,7 +147,7 @@ class AgentBus:
                 f"agent bus: NATS at {redacted(s.nats_url)} unreachable ({type(exc).__name__}: {exc})"
             ) from exc
         inbox = subjects.agent_inbox(s.agent_id)
-        self._inbox = await nc.subscribe(inbox)
+        self._inbox = await nc.subscribe(inbox, queue=s.inbox_queue or s.agent_id)
         # The server's -ERR for a refused subscription comes before the PONG of a PING written after the SUB
         # (one plain flush can overtake the SUB: 24 of 150 refusals were missed on a loaded machine).
         await sync_with_server(nc, s.connect_timeout_s)
@@ -172,17 +179,22 @@ class AgentBus:
         body = payload_bytes(payload)
         envelope = self._signer.sign(self.agent_id, receiver, body, capability=capability)
         nats_errors = require("nats.errors", extra="nats", feature="the agent bus client")
+        token = uuid.uuid4().hex
+        answer_on = subjects.agent_reply(self.agent_id, token)
+        headers = {agent_wire.ATTESTATION: envelope.to_json(), agent_wire.REPLY_TOKEN: token}
+        sub = await nc.subscribe(answer_on, max_msgs=1)  # before the publish: the server keeps their order
         try:
-            reply = await nc.request(
-                subjects.trust_submit(receiver),
-                body,
-                timeout=self.settings.request_timeout_s,
-                headers={agent_wire.ATTESTATION: envelope.to_json()},
-            )
+            await nc.publish(subjects.trust_submit(receiver), body, reply=answer_on, headers=headers)
+            reply = await sub.next_msg(timeout=self.settings.request_timeout_s)
+            if not reply.data and (reply.headers or {}).get("Status") == "503":  # the server: no responders
+                raise nats_errors.NoRespondersError
         except (TimeoutError, nats_errors.Error) as exc:
             raise CheckUnavailableError(
                 f"agent bus: no trust-broker answered a message to {receiver!r} ({type(exc).__name__})"
             ) from exc
+        finally:
+            with contextlib.suppress(nats_errors.Error):
+                await sub.unsubscribe()
         return _send_result(reply.data, receiver, envelope.nonce)
 
     async def inbox(self) -> AsyncIterator[VerifiedMessage]:

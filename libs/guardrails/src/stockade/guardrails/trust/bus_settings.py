@@ -55,6 +55,12 @@ class AgentBusSettings(BaseSettings):
     request_timeout_s: float = Field(
         default=5.0, gt=0, description="Most send() waits for the trust-broker's delivered/rejected answer."
     )
+    inbox_queue: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]{1,64}$",
+        description="Queue group of the inbox subscription: replicas of one agent share its messages, each "
+        "delivered to one of them. None: the agent id.",
+    )
 
     @model_validator(mode="after")
     def _one_source_each(self) -> AgentBusSettings:
