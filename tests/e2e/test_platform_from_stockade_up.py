@@ -43,6 +43,8 @@ from typing import Any
 import httpx
 import pytest
 
+from stockade.contracts import subjects
+
 pytestmark = [pytest.mark.e2e, pytest.mark.nats, pytest.mark.dynamodb]
 
 STOCKADE = str(Path(sys.executable).parent / "stockade")
@@ -81,6 +83,7 @@ class Platform:
 
     def __init__(self, state_dir: Path, env: dict[str, str], table: str) -> None:
         self.table = table  # guardrail-ingest's table in every store, and the one the console reads
+        self.state_dir = state_dir
         self.nats_port, self.prompt_port, self.model_port, self.ingest_port, toxicity, trust = free_ports(6)
         self.trust_port = trust
         self.run_id = f"e2e-{os.getpid()}-{time.monotonic_ns()}"
@@ -124,6 +127,14 @@ class Platform:
     @property
     def nats_url(self) -> str:
         return f"nats://127.0.0.1:{self.nats_port}"
+
+    def password(self, user: str) -> str:
+        """The NATS password `stockade up` generated for ``user`` (its bus runs deploy/nats's permissions)."""
+        passwords: dict[str, str] = json.loads((self.state_dir / "nats" / "credentials.json").read_text())
+        return passwords[user]
+
+    def agent_url(self, agent: str) -> str:
+        return f"nats://{agent}:{self.password(agent)}@127.0.0.1:{self.nats_port}"
 
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGINT)
@@ -205,7 +216,7 @@ async def step_prompt_push(p: Platform, key: str, project: str) -> None:
 
         await publish("Hello from version one")
         agent_http = httpx.AsyncClient(base_url=api, timeout=10, event_hooks={"response": [record]})
-        settings = ClientSettings(base_url=api, push=PushSettings(nats_url=p.nats_url))
+        settings = ClientSettings(base_url=api, push=PushSettings(nats_url=p.agent_url("planner")))
         async with AsyncStockadeClient(key, settings, http_client=agent_http) as agent:
             assert (await agent.get_prompt(project, PROMPT)).version == 1
             asked = len(seen)
@@ -328,7 +339,11 @@ async def step_forged_message(p: Platform, console: httpx.AsyncClient, project: 
     from stockade.guardrails.trust.bus import AgentBus, AgentBusSettings
 
     forged = AgentBusSettings(
-        agent_id="planner", nats_url=p.nats_url, signing_key_id="demo-1", signing_key="f" * 64
+        agent_id="planner",
+        nats_url=p.nats_url,
+        nats_password=p.password("planner"),
+        signing_key_id="demo-1",
+        signing_key="f" * 64,
     )
     async with AgentBus(forged) as bus:
         result = await bus.send("executor", b'{"task": "pay 1000"}', capability="summarize")
@@ -360,7 +375,12 @@ def test_the_platform_from_stockade_up(platform: Platform, dynamodb_client: Any)
 
         await step_prompt_push(platform, key, project)
         console = await console_session(platform)
-        nc = await nats.connect(platform.nats_url, connect_timeout=5, max_reconnect_attempts=3)
+        nc = await nats.connect(
+            platform.agent_url("planner"),
+            inbox_prefix=subjects.agent_reply_prefix("planner"),
+            connect_timeout=5,
+            max_reconnect_attempts=3,
+        )
         catalogue = CatalogueClient(nc)
         await catalogue.start()
         try:

@@ -21,7 +21,9 @@ def up(
     state_dir: Annotated[
         Path | None, typer.Option(help="Where data, logs and the NATS store live (default ./.stockade).")
     ] = None,
-    host: Annotated[str, typer.Option(help="Bind address of every part.")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Bind address of every part (loopback; any other address prints a warning).")
+    ] = "127.0.0.1",
     nats_port: Annotated[int, typer.Option(help="Embedded NATS port.")] = 14222,
     prompt_port: Annotated[int, typer.Option(help="prompt-api port.")] = 8101,
     model_port: Annotated[int, typer.Option(help="model-api (console) port.")] = 8102,

@@ -11,11 +11,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from stockade.cli import progress
 from stockade.cli.demo import ensure_trust_config
+from stockade.cli.nats_auth import NatsAuth, prepare
 from stockade.cli.processes import Child, spawn
 from stockade.contracts import subjects
 from stockade.runtime.probe import probe_nats
@@ -37,6 +39,8 @@ class StackConfig:
     # names no project (a user's API key revocation, a rejection between agents of no project).
     audit_project_id: str | None = None
     run_id: str = field(default_factory=lambda: os.environ.get("STOCKADE_UP_ID") or uuid.uuid4().hex)
+    # The NATS users and passwords, once start_nats() wrote them (deploy/nats's permissions; nats_auth.py).
+    nats_auth: NatsAuth | None = None
 
     @property
     def db_path(self) -> Path:
@@ -115,12 +119,23 @@ def check_ports(cfg: StackConfig) -> None:
         )
 
 
+NATS_USER_OF_PREFIX = {
+    "PROMPT_API_": "prompt-api",
+    "MODEL_API_": "model-api",
+    "GUARDRAIL_INGEST_": "guardrail-ingest",
+    "TRUST_BROKER_": "trust-broker",
+}
+
+
 def child_env(cfg: StackConfig, prefix: str = "", port: int | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["STOCKADE_UP_ID"] = cfg.run_id
     env["PYTHONUNBUFFERED"] = "1"
     if prefix:
         env[f"{prefix}NATS__URL"] = cfg.nats_url
+        user = NATS_USER_OF_PREFIX.get(prefix)
+        if user and cfg.nats_auth is not None:  # the service's own least-privilege NATS user
+            env.update(cfg.nats_auth.service_env(prefix, user))
         env[f"{prefix}DB__URL"] = cfg.db_url
         env[f"{prefix}HTTP__HOST"] = cfg.host
         if port is not None:
@@ -130,21 +145,10 @@ def child_env(cfg: StackConfig, prefix: str = "", port: int | None = None) -> di
 
 def start_nats(cfg: StackConfig) -> Child:
     binary = find_nats_server()
-    store = cfg.state_dir / "nats"
-    store.mkdir(parents=True, exist_ok=True)
-    argv = [
-        binary,
-        "-a",
-        cfg.host,
-        "-p",
-        str(cfg.nats_port),
-        "-js",
-        "-sd",
-        str(store),
-        "-n",
-        "stockade-embedded",
-    ]
-    child = spawn("nats-server", argv, env=child_env(cfg), log_dir=cfg.log_dir, cwd=cfg.state_dir)
+    cfg.nats_auth = auth = prepare(cfg.state_dir, cfg.host, cfg.nats_port)
+    argv = [binary, "-c", str(auth.config_path), "-n", "stockade-embedded"]
+    env = {**child_env(cfg), **auth.variables}  # passwords through the environment, never argv
+    child = spawn("nats-server", argv, env=env, log_dir=cfg.log_dir, cwd=cfg.state_dir)
     asyncio.run(_wait_nats(cfg, child))
     return child
 
@@ -157,7 +161,8 @@ async def _wait_nats(cfg: StackConfig, child: Child) -> None:
         if not child.alive:
             raise StartupError(f"nats-server exited ({child.proc.returncode}):\n{child.log_tail()}")
         try:
-            nc = await probe_connect(cfg.nats_url)
+            login: dict[str, Any] = dict(service_login(cfg, "trust-broker"))
+            nc = await probe_connect(cfg.nats_url, **login)
             try:
                 await nc.jetstream().account_info()
             finally:
@@ -255,9 +260,16 @@ def _where(cfg: StackConfig, name: str) -> str:
     return f"http://{cfg.host}:{cfg.http_services()[name][2]}"
 
 
+def service_login(cfg: StackConfig, user: str) -> dict[str, str]:
+    """nats-py ``user``/``password`` of a service user of the embedded stack (none before start_nats)."""
+    if cfg.nats_auth is None:
+        return {}
+    return {"user": user, "password": cfg.nats_auth.passwords[user]}
+
+
 async def _healthy(cfg: StackConfig, client: httpx.AsyncClient, name: str) -> bool:
     if name == "trust-broker":
-        return await nats_health(cfg.nats_url, subjects.TRUST_HEALTH)
+        return await nats_health(cfg.nats_url, subjects.TRUST_HEALTH, **service_login(cfg, name))
     try:
         resp = await client.get(f"http://{cfg.host}:{cfg.http_services()[name][2]}/healthz")
     except httpx.HTTPError:
@@ -265,9 +277,9 @@ async def _healthy(cfg: StackConfig, client: httpx.AsyncClient, name: str) -> bo
     return resp.status_code == 200
 
 
-async def nats_health(url: str, subject: str) -> bool:
+async def nats_health(url: str, subject: str, user: str | None = None, password: str | None = None) -> bool:
     try:
-        await probe_nats(url, subject, timeout_s=0.5, user=None, password=None)
+        await probe_nats(url, subject, timeout_s=0.5, user=user, password=password)
     except Exception:  # refused, timeout, no responders, unhealthy answer
         return False
     return True

@@ -11,6 +11,7 @@ import httpx
 
 from stockade.cli import demo_content, progress
 from stockade.cli.demo import DemoInfo, prepare_database, write_guardrails_config
+from stockade.cli.nats_auth import is_loopback
 from stockade.cli.processes import Child, wait_any_exit
 from stockade.cli.stack import (
     StackConfig,
@@ -56,7 +57,17 @@ def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: lis
     cfg.state_dir.mkdir(parents=True, exist_ok=True)
     print(f"Stockade embedded stack in {cfg.state_dir} (logs in {cfg.log_dir})", flush=True)
     check_ports(cfg)
-    with progress.starting("nats-server", f"{cfg.nats_url}, JetStream in {cfg.state_dir / 'nats'}"):
+    if not is_loopback(cfg.host):
+        progress.info(
+            f"WARNING: --host {cfg.host} is not a loopback address: the console, the APIs and NATS accept "
+            "connections from the network. NATS requires the generated passwords "
+            f"({cfg.state_dir / 'nats'}), but the demo sign-in and keys printed below work for anyone who can "
+            "reach these ports, over plain HTTP. Use --host 127.0.0.1 unless that is what you want."
+        )
+    with progress.starting(
+        "nats-server",
+        f"{cfg.nats_url}, deploy/nats users and permissions, JetStream in {cfg.state_dir / 'nats'}",
+    ):
         children.append(start_nats(cfg))
     with progress.starting("database", f"SQLite {cfg.db_path} (migrate, seed demo data if empty)"):
         demo = prepare_database(cfg.state_dir, cfg.db_url)
@@ -118,6 +129,12 @@ def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
         f"metrics http://{cfg.host}:{cfg.trust_port}/metrics)"
     )
     print(f"  {'console':<19} http://{cfg.host}:{cfg.model_port}/")
+    if cfg.nats_auth is not None:
+        agents = ", ".join(cfg.nats_auth.agents)
+        print(
+            f"  {'NATS users':<19} one per service and per agent ({agents}); agents' passwords in "
+            f"{cfg.nats_auth.config_path.parent / 'agents.env'}"
+        )
     print(f"  {'guardrails config':<19} {cfg.guardrails_config_path} (toxicity check -> {cfg.toxicity_url})")
     if demo:
         print(f"\n  demo API key        {demo.api_key}")
