@@ -11,7 +11,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from stockade.identity import create_user
+from stockade.identity import create_user, grant_platform_admin
 from stockade.model_api.main import create_app
 from stockade.model_api.settings import ModelApiSettings, SessionSettings, SignInSettings
 from stockade.runtime.settings import DatabaseSettings, HttpSettings, NatsSettings
@@ -33,6 +33,10 @@ class Console:
     async def add_user(self, email: str, password: str = PASSWORD) -> None:
         async with self.sessions() as s:
             await create_user(s, email, password)
+
+    async def make_platform_admin(self, email: str | None = None) -> None:
+        async with self.sessions() as s:
+            await grant_platform_admin(s, email or self.email)
 
 
 def make_settings(db_url: str, nats_url: str, port: int = 0, **extra) -> ModelApiSettings:
@@ -75,6 +79,7 @@ async def client(console, anonymous) -> httpx.AsyncClient:
     """A client holding a live session cookie."""
     response = await sign_in(anonymous, console.email)
     assert response.status_code == 303, response.text
+    anonymous.headers["X-CSRF-Token"] = (await anonymous.get("/api/platform/session")).json()["csrfToken"]
     return anonymous
 
 

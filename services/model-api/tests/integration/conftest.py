@@ -301,19 +301,40 @@ async def _store_and_sign_in(
         yield client
 
 
+SAMPLE_PROJECTS = ("shop", "bank", "bulk")
+
+
+async def member_of_sample_projects(sessions, email: str, projects=SAMPLE_PROJECTS) -> None:
+    """Projects whose ids are those of :func:`sample_batches` (an organisation of their own), with ``email`` a
+    member of ``projects``: the run pages show only the signed-in user's projects."""
+    from stockade import identity
+    from stockade.identity.tables import Project
+
+    async with sessions() as s:
+        org = await identity.create_organisation(s, f"runs-{email}")
+        for pid in SAMPLE_PROJECTS:
+            s.add(Project(id=pid, organisation_id=org.id, name=pid))
+        await s.commit()
+        for pid in projects:
+            await identity.add_project_member(s, pid, email)
+
+
 async def _signed_in(request, settings, login, unique_name) -> AsyncIterator[httpx.AsyncClient]:
-    from stockade.identity import create_user
+    from stockade.identity import create_user, grant_platform_admin
 
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         email = f"{unique_name('user')}@example.org"
         async with app.state.service.sessions() as s:
             await create_user(s, email, "correct horse battery staple")
+            await grant_platform_admin(s, email)  # to activate the store under test
+        await member_of_sample_projects(app.state.service.sessions, email)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             assert (await login(client, email)).status_code == 303
+            token = (await client.get("/api/platform/session")).json()["csrfToken"]
+            client.headers["X-CSRF-Token"] = token
             if not request.param.startswith("clickhouse"):
-                token = (await client.get("/api/platform/session")).json()["csrfToken"]
                 form = {"csrf_token": token, "name": "events", "db_type": request.param, "activate": "1"}
                 assert (await client.post("/db-configs", data=form)).status_code == 303
             yield client
@@ -324,6 +345,7 @@ class ServedRuns:
     base_url: str
     email: str
     password: str = "correct horse battery staple"
+    app: Any = None
 
 
 @pytest.fixture
@@ -349,7 +371,8 @@ async def served_runs(
         email = f"{unique_name('user')}@example.org"
         async with app.state.service.sessions() as s:
             await create_user(s, email, "correct horse battery staple")
-        yield ServedRuns(f"http://127.0.0.1:{unused_tcp_port}", email)
+        await member_of_sample_projects(app.state.service.sessions, email)
+        yield ServedRuns(f"http://127.0.0.1:{unused_tcp_port}", email, app=app)
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, timeout=30)

@@ -149,13 +149,13 @@ async def test_a_request_larger_than_the_catalogues_context_window_never_reaches
     client, nats_client, unique_name
 ):
     model_id = unique_name("small")
-    await change_seen(nats_client, model_id, put_model(client, model_id, "1", "1", context_window=50))
+    await change_seen(nats_client, model_id, put_model(client, model_id, "1", "1", context_window=1024))
     catalogue = CatalogueClient(nats_client)
     await catalogue.start()
     try:
         rails = rails_for(model_id, catalogue)
-        result = await rails.agenerate("word " * 400)
-        assert not result.passed and not result.model_called and "context window (50)" in (result.error or "")
+        result = await rails.agenerate("word " * 3000)
+        assert not result.passed and not result.model_called and "context window (1" in (result.error or "")
         assert (await rails.agenerate("hi")).passed
     finally:
         await catalogue.close()

@@ -102,11 +102,15 @@ async def test_the_catalogue_follows_the_active_configuration(sessions):
         default = await dbconfigs.active_config(s)
         await s.commit()
         await actions.save_model(s, None, "openai", model(), actor="u1")
-        staging = await actions.create_config(s, None, DbConfigCreate(name="staging", db_type="mongodb"))
+        staging = await actions.create_config(
+            s, None, DbConfigCreate(name="staging", db_type="mongodb"), actor="u1"
+        )
         assert not staging.is_active
         with pytest.raises(ConfigConflict):
-            await actions.create_config(s, None, DbConfigCreate(name="staging", db_type="dynamodb"))
-        await actions.activate(s, None, staging.id)
+            await actions.create_config(
+                s, None, DbConfigCreate(name="staging", db_type="dynamodb"), actor="u1"
+            )
+        await actions.activate(s, None, staging.id, actor="u1")
         active = await dbconfigs.active_config(s)
         await s.commit()
         assert active.id == staging.id
@@ -114,7 +118,7 @@ async def test_the_catalogue_follows_the_active_configuration(sessions):
         await s.commit()
         # the same key may exist in both configurations independently
         await actions.save_model(s, None, "openai", model(displayName="Staging GPT"), actor="u1")
-        await actions.activate(s, None, default.id)
+        await actions.activate(s, None, default.id, actor="u1")
         back = await catalogue.list_models(s, (await dbconfigs.active_config(s)).id)
         assert [m.display_name for g in back for m in g.models] == ["GPT-4O"]
         assert [c.name for c in await dbconfigs.list_configs(s) if c.is_active] == ["default"]
@@ -125,7 +129,9 @@ async def test_concurrent_writers_keep_one_row_and_one_active_configuration(sess
         config = await dbconfigs.active_config(s)
         await s.commit()
         others = [
-            await actions.create_config(s, None, DbConfigCreate(name=f"c{i}", db_type="clickhouse"))
+            await actions.create_config(
+                s, None, DbConfigCreate(name=f"c{i}", db_type="clickhouse"), actor="u1"
+            )
             for i in range(4)
         ]
 
@@ -144,7 +150,7 @@ async def test_concurrent_writers_keep_one_row_and_one_active_configuration(sess
 
     async def activate(config_id):
         async with sessions() as s:
-            return await actions.activate(s, None, config_id)
+            return await actions.activate(s, None, config_id, actor="u1")
 
     await asyncio.gather(*(activate(c.id) for c in others))
     async with sessions() as s:
@@ -172,13 +178,13 @@ async def test_the_migrations_make_a_default_active_and_reads_never_write(sessio
 
 async def test_a_failed_action_leaves_nothing_behind(sessions):
     async with sessions() as s:
-        await actions.create_config(s, None, DbConfigCreate(name="taken", db_type="mongodb"))
+        await actions.create_config(s, None, DbConfigCreate(name="taken", db_type="mongodb"), actor="u1")
         with pytest.raises(ConfigConflict):
             await actions.create_config(
-                s, None, DbConfigCreate(name="taken", db_type="dynamodb", activate=True)
+                s, None, DbConfigCreate(name="taken", db_type="dynamodb", activate=True), actor="u1"
             )
         with pytest.raises(ModelNotFound):
-            await actions.remove_model(s, None, "openai", "never-saved")
+            await actions.remove_model(s, None, "openai", "never-saved", actor="u1")
         # the session is usable again after each rollback, and nothing of the failed actions was kept
         active = await dbconfigs.active_config(s)
     assert active.name == "default"

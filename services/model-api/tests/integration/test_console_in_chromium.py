@@ -115,7 +115,10 @@ async def test_models_api_over_a_real_socket(served, login):
                 "inputPricePerMToken": "2",
             },
         }
-        created = await client.post("/api/platform/models", json=body)
+        refused = await client.post("/api/platform/models", json=body)  # no X-CSRF-Token (finding L7)
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == "csrf_failed"
+        token = (await client.get("/api/platform/session")).json()["csrfToken"]
+        created = await client.post("/api/platform/models", json=body, headers={"X-CSRF-Token": token})
         assert created.status_code == 201
         listing = (await client.get("/api/platform/models", params={"provider": "mistral"})).json()
         assert listing["providers"][0]["models"][0]["inputPricePerMToken"] == 2

@@ -10,6 +10,7 @@ async def csrf(client):
 
 
 async def test_db_configuration_forms_create_and_activate(console, client):
+    await console.make_platform_admin()
     token = await csrf(client)
     page = await client.get("/db-configs")
     assert page.status_code == 200 and "default" in page.text and "active" in page.text

@@ -65,9 +65,12 @@ async def test_only_your_own_live_key_connects_and_it_is_never_stored_in_clear(p
 async def test_prompt_api_decides_membership_and_the_page_says_so(prompt_world):
     async with signed_in(prompt_world, prompt_world.author) as client:
         await connect(client, prompt_world.keys["author"])
-        refused = await client.get(f"/projects/{prompt_world.shop}")  # author is not a member of shop
-        assert refused.status_code == 403
-        assert "prompt-api refused (403)" in refused.text and "not a member" in refused.text
+        # author is not a member of shop: the same 404 page as a project that does not exist (no oracle)
+        refused = await client.get(f"/projects/{prompt_world.shop}")
+        unknown = await client.get("/projects/" + "0" * 32)
+        assert refused.status_code == unknown.status_code == 404
+        assert refused.text.replace(prompt_world.shop, "X") == unknown.text.replace("0" * 32, "X")
+        assert "no such project" in refused.text
         # a non-approver may look at the queue, but prompt-api refuses the decision
         queue = await client.get(f"/projects/{prompt_world.legal}/reviews")
         assert queue.status_code == 200

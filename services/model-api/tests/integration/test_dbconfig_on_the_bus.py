@@ -20,6 +20,7 @@ async def ask(nats_client) -> ActiveDbConfig:
 async def test_activation_publishes_the_store_and_the_request_answers_it(
     client, console, nats_client, unique_name
 ):
+    await console.make_platform_admin()
     # The first answer on an empty database is the default configuration, as the console shows it.
     shown = {c["id"]: c for c in (await client.get("/api/platform/db-configs")).json()["dbConfigs"]}
     first = await ask(nats_client)

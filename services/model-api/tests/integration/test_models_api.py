@@ -195,7 +195,12 @@ async def test_db_configurations_switch_the_catalogue_and_publish_activation(con
     from stockade.identity.sessions import ConsoleSession
 
     assert (await client.post(ENDPOINT, json=GPT)).status_code == 201
-    created = await client.post("/api/platform/db-configs", json={"name": "staging", "db_type": "mongodb"})
+    body = {"name": "staging", "db_type": "mongodb"}
+    refused = await client.post("/api/platform/db-configs", json=body)  # not a platform administrator
+    assert refused.status_code == 403 and err(refused)["code"] == "forbidden"
+    assert (await client.get("/api/platform/audit")).status_code == 403
+    await console.make_platform_admin()
+    created = await client.post("/api/platform/db-configs", json=body)
     assert created.status_code == 201 and created.json()["active"] is False
     dup = await client.post("/api/platform/db-configs", json={"name": "staging", "db_type": "mongodb"})
     assert dup.status_code == 409 and err(dup)["code"] == "conflict"
@@ -213,6 +218,12 @@ async def test_db_configurations_switch_the_catalogue_and_publish_activation(con
     assert json.loads(event.data)["db_config_id"] == created.json()["id"]
     configs = (await client.get("/api/platform/db-configs")).json()["dbConfigs"]
     assert [c["name"] for c in configs if c["active"]] == ["staging"]
+    audit = (await client.get("/api/platform/audit")).json()["records"]
+    assert [(r["action"], r["actor"]["email"]) for r in audit[:2]] == [
+        ("dbconfig.activated", console.email),
+        ("dbconfig.created", console.email),
+    ]
+    assert audit[-1]["action"] == "model.created" and audit[-1]["target"] == "openai/gpt-4o-2024-08-06"
     # only a hash of the session token is stored
     async with console.sessions() as s:
         hashes = (await s.execute(select(ConsoleSession.token_hash))).scalars().all()

@@ -28,7 +28,7 @@ async def test_events_wait_in_the_outbox_while_nats_is_away_then_are_sent_once(s
     async with sessions() as s:
         model = ModelIn.model_validate({"model_id": "m-1", "displayName": "M", "modelType": "embedding"})
         await actions.save_model(s, None, "acme", model, actor="u1")
-        await actions.remove_model(s, None, "acme", "m-1")
+        await actions.remove_model(s, None, "acme", "m-1", actor="u1")
 
     offline = OutboxRelay(sessions, OutboxEvent, given_connection(None), OutboxSettings())
     with pytest.raises(ConnectionError):
@@ -61,9 +61,11 @@ async def test_activation_records_an_event_only_when_the_active_configuration_ch
     async with sessions() as s:
         default = await dbconfigs.active_config(s)
         await s.commit()
-        other = await actions.create_config(s, None, DbConfigCreate(name="other", db_type="dynamodb"))
-        await actions.activate(s, None, default.id)  # already active: no event
-        await actions.activate(s, None, other.id)
+        other = await actions.create_config(
+            s, None, DbConfigCreate(name="other", db_type="dynamodb"), actor="u1"
+        )
+        await actions.activate(s, None, default.id, actor="u1")  # already active: no event
+        await actions.activate(s, None, other.id, actor="u1")
         rows = (await s.execute(select(OutboxEvent))).scalars().all()
         assert [json.loads(r.payload)["db_config_id"] for r in rows] == [other.id]
         assert json.loads(rows[0].payload)["name"] == "other"

@@ -6,11 +6,13 @@ from datetime import timedelta
 import pytest
 
 from stockade.model_api.run_filters import parse_filters
+from stockade.model_api.run_store import ProjectScope
 from stockade.model_api.run_store_clickhouse import ClickHouseRunReader
 
-from .conftest import NOW, _check, sample_batches, store_batches
+from .conftest import NOW, SAMPLE_PROJECTS, _check, sample_batches, store_batches
 
 pytestmark = pytest.mark.clickhouse
+SCOPE = ProjectScope(frozenset({*SAMPLE_PROJECTS, "ties"}))
 
 
 def extra_batches():
@@ -60,13 +62,13 @@ def key(runs):
 )
 async def test_fast_path_pages_exactly_like_the_grouped_query(reader, params):
     filters = parse_filters(params)
-    everything = reader._summaries(filters, None, 10_000, None)
+    everything = reader._summaries(SCOPE, filters, None, 10_000, None)
     assert everything, params
     for size in (1, 2, 3, 7):
         seen, cursor = [], None
         while True:
-            page = reader._newest_runs(filters, cursor, size + 1)
-            assert key(page) == key(reader._summaries(filters, cursor, size + 1, None)), (
+            page = reader._newest_runs(SCOPE, filters, cursor, size + 1)
+            assert key(page) == key(reader._summaries(SCOPE, filters, cursor, size + 1, None)), (
                 params,
                 size,
                 cursor,
@@ -79,6 +81,6 @@ async def test_fast_path_pages_exactly_like_the_grouped_query(reader, params):
 
 
 async def test_a_long_run_is_placed_by_its_last_event_and_counted_whole(reader):
-    page = await reader.list_runs(parse_filters({}), None, 3)
+    page = await reader.list_runs(SCOPE, parse_filters({}), None, 3)
     assert [r.run_id for r in page.runs][0] == "run-long"
     assert page.runs[0].blocks == 1 and page.runs[0].events == 2 and page.runs[0].outcome == "block"

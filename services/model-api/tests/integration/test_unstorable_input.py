@@ -20,6 +20,7 @@ def _raw(console, cookies=None) -> httpx.AsyncClient:
 
 
 async def test_json_api_refuses_unstorable_fields_and_ids(console, client):
+    await console.make_platform_admin()
     async with _raw(console, client.cookies) as raw:
         csrf = (await raw.get("/api/platform/session")).json()["csrfToken"]
         headers = {"content-type": "application/json", "X-CSRF-Token": csrf}
@@ -36,13 +37,16 @@ async def test_json_api_refuses_unstorable_fields_and_ids(console, client):
         assert (await raw.post("/api/platform/models", content=deep, headers=headers)).status_code == 422
         activate = await raw.post("/api/platform/db-configs/a%00b/activate", headers=headers)
         assert activate.status_code == 404 and activate.json()["error"]["code"] == "not_found"
-        gone = await raw.delete("/api/platform/models", params={"provider": "a", "model_id": "m" + NUL})
+        gone = await raw.delete(
+            "/api/platform/models", params={"provider": "a", "model_id": "m" + NUL}, headers=headers
+        )
         assert gone.status_code == 422
         listed = (await raw.get("/api/platform/db-configs")).json()["dbConfigs"]
     assert [c["name"] for c in listed] == ["default"]
 
 
 async def test_console_forms_with_unstorable_values_get_pages_not_500(console, client):
+    await console.make_platform_admin()
     async with _raw(console, client.cookies) as raw:
         csrf = (await raw.get("/api/platform/session")).json()["csrfToken"]
         created = await raw.post(

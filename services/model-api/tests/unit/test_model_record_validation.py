@@ -111,3 +111,17 @@ def test_prices_are_exact_decimals_through_storage(given, exact):
     assert back == Decimal(exact)
     # the JSON text of the answer, read as a decimal, is exactly the price (no binary-float residue)
     assert Decimal(json.dumps(price_json(back))) == Decimal(exact)
+
+
+@pytest.mark.parametrize(
+    ("model_type", "window"), [("chat", 1), ("chat", 1023), ("completion", 512), ("embedding", 127)]
+)
+def test_a_context_window_that_would_block_every_call_is_refused(model_type, window):
+    found = problems(body(modelType=model_type, contextWindow=window))
+    assert "would block nearly every agent call" in found["model.contextWindow"]
+
+
+@pytest.mark.parametrize(("model_type", "window"), [("chat", 1024), ("embedding", 256), ("rerank", 128)])
+def test_the_smallest_sane_context_windows_are_accepted(model_type, window):
+    parsed = ModelUpsert.model_validate(body(modelType=model_type, contextWindow=window))
+    assert parsed.model.context_window == window

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.contracts import ApiKeyRevoked, DbConfigActivated, ModelChanged
 from stockade.identity import ApiKeyPublic, NotFoundError, list_api_keys, revoke_api_key
-from stockade.model_api import catalogue, dbconfigs
+from stockade.model_api import catalogue, dbconfigs, platform_audit
 from stockade.model_api.catalogue import Upserted
 from stockade.model_api.schemas import DbConfigCreate, DbConfigPublic, ModelIn, ModelPublic
 from stockade.model_api.tables import OutboxEvent
@@ -77,6 +77,9 @@ async def save_model(
             effective_at=effective_at,
         )
         enqueue(db, OutboxEvent, event)
+        platform_audit.record(
+            db, actor, f"model.{saved.change}", f"{provider}/{model.model_id}", db_config=config.id
+        )
         return config, saved
 
     # a concurrent create of the same key won: the second attempt finds it and updates it
@@ -91,6 +94,7 @@ async def remove_model(
     provider: str,
     model_id: str,
     *,
+    actor: str,
     correlation_id: str | None = None,
 ) -> tuple[DbConfigPublic, ModelPublic]:
     async def work() -> tuple[DbConfigPublic, ModelPublic]:
@@ -104,6 +108,7 @@ async def remove_model(
             correlation_id=correlation_id,
         )
         enqueue(db, OutboxEvent, event)
+        platform_audit.record(db, actor, "model.deleted", f"{provider}/{model_id}", db_config=config.id)
         return config, gone
 
     done = await _unit_of_work(db, work)
@@ -112,16 +117,25 @@ async def remove_model(
 
 
 async def create_config(
-    db: AsyncSession, relay: OutboxRelay | None, data: DbConfigCreate, *, correlation_id: str | None = None
+    db: AsyncSession,
+    relay: OutboxRelay | None,
+    data: DbConfigCreate,
+    *,
+    actor: str,
+    correlation_id: str | None = None,
 ) -> DbConfigPublic:
     """Create a configuration and, if ``data.activate``, activate it: one transaction."""
 
     async def work() -> tuple[DbConfigPublic, bool]:
         config = await dbconfigs.create_config(db, data)
+        platform_audit.record(
+            db, actor, "dbconfig.created", config.id, name=config.name, db_type=config.db_type.value
+        )
         if not data.activate:
             return config, False
         activation = await dbconfigs.activate_config(db, config.id)
         enqueue(db, OutboxEvent, _activated(activation.config, correlation_id))
+        platform_audit.record(db, actor, "dbconfig.activated", config.id, name=config.name)
         return activation.config, True
 
     config, activated = await _unit_of_work(db, work)
@@ -131,7 +145,12 @@ async def create_config(
 
 
 async def activate(
-    db: AsyncSession, relay: OutboxRelay | None, config_id: str, *, correlation_id: str | None = None
+    db: AsyncSession,
+    relay: OutboxRelay | None,
+    config_id: str,
+    *,
+    actor: str,
+    correlation_id: str | None = None,
 ) -> DbConfigPublic:
     """Make ``config_id`` the active configuration; the event is recorded only when that changes anything."""
 
@@ -139,6 +158,8 @@ async def activate(
         activation = await dbconfigs.activate_config(db, config_id)
         if activation.changed:
             enqueue(db, OutboxEvent, _activated(activation.config, correlation_id))
+            name = activation.config.name
+            platform_audit.record(db, actor, "dbconfig.activated", activation.config.id, name=name)
         return activation
 
     activation = await _unit_of_work(db, work)

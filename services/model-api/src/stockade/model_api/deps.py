@@ -1,4 +1,5 @@
-"""Typed dependencies: settings, database sessions, the outbox relay, the signed-in user, CSRF checks."""
+"""Typed dependencies: settings, database sessions, the outbox relay, the signed-in user, CSRF checks, and the
+permissions of docs/permissions.md (the platform administrator role, the projects a user may read runs of)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from urllib.parse import quote, urlsplit
 import httpx
 from fastapi import Depends, HTTPException, Request
 
+from stockade.identity import is_platform_admin
 from stockade.identity.sessions import SessionPrincipal, csrf_matches, resolve_session
+from stockade.model_api import project_directory
 from stockade.model_api.body import Form, read_form
 from stockade.model_api.run_readers import RunReaders
+from stockade.model_api.run_store import ProjectScope
 from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.app import ServiceState, service_of, service_state
 from stockade.runtime.db_deps import SessionDep
@@ -32,6 +36,10 @@ class SignInRequired(Exception):
 
 class CsrfFailed(Exception):
     """A state-changing request from another origin, or without the session's CSRF token (403)."""
+
+
+class NotPermitted(Exception):
+    """A signed-in user without the role a route needs (403; docs/permissions.md)."""
 
 
 @dataclass
@@ -105,14 +113,17 @@ MaybeUser = Annotated[SessionPrincipal | None, Depends(current_session)]
 
 
 async def api_user(request: Request, principal: MaybeUser, settings: SettingsDep) -> SessionPrincipal:
-    """JSON API: 401 without a live session; for writes, same origin and a correct X-CSRF-Token if sent."""
+    """JSON API: 401 without a live session; for writes, same origin and the session's X-CSRF-Token (required:
+    ``GET /api/platform/session`` gives it)."""
     if principal is None:
         raise HTTPException(401, "sign in first: this endpoint needs a console session cookie")
     check_same_origin(request, settings)
     presented = request.headers.get(CSRF_HEADER)
     writes = request.method not in SAFE_METHODS
-    if writes and presented is not None and not csrf_matches(request.state.session_token, presented):
-        raise CsrfFailed("the X-CSRF-Token header does not belong to this session")
+    if writes and not csrf_matches(request.state.session_token, presented):
+        raise CsrfFailed(
+            "send the session's X-CSRF-Token header (from GET /api/platform/session) with every write"
+        )
     return principal
 
 
@@ -141,3 +152,35 @@ async def read_checked_form(request: Request, settings: ModelApiSettings) -> For
 
 ApiUser = Annotated[SessionPrincipal, Depends(api_user)]
 PageUser = Annotated[SessionPrincipal, Depends(page_user)]
+
+
+async def _platform_admin(user: SessionPrincipal, db: DbDep) -> SessionPrincipal:
+    held = await is_platform_admin(db, user.user.id)
+    await db.commit()  # end the read: an action opens its own transaction
+    if not held:
+        raise NotPermitted("this needs the platform administrator role (stockade admin platform grant)")
+    return user
+
+
+async def admin_api_user(user: ApiUser, db: DbDep) -> SessionPrincipal:
+    """JSON API of a platform-wide setting: a signed-in platform administrator (403 otherwise)."""
+    return await _platform_admin(user, db)
+
+
+async def admin_page_user(user: PageUser, db: DbDep) -> SessionPrincipal:
+    """Console page of a platform-wide setting: a signed-in platform administrator (403 otherwise)."""
+    return await _platform_admin(user, db)
+
+
+async def run_scope(user: PageUser, db: DbDep) -> ProjectScope:
+    """The projects whose runs and audit records the user may read: their memberships, read per request; a
+    platform administrator also reads the records that belong to no project."""
+    projects = frozenset(p.id for p in await project_directory.my_projects(db, user.user.id))
+    admin = await is_platform_admin(db, user.user.id)
+    await db.commit()
+    return ProjectScope(projects, unowned=admin)
+
+
+AdminUser = Annotated[SessionPrincipal, Depends(admin_api_user)]
+AdminPage = Annotated[SessionPrincipal, Depends(admin_page_user)]
+ScopeDep = Annotated[ProjectScope, Depends(run_scope)]

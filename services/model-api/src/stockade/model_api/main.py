@@ -16,7 +16,7 @@ from stockade.contracts import subjects
 from stockade.identity import IdentityError, NotFoundError
 from stockade.model_api import migrate
 from stockade.model_api.commands import declare_commands
-from stockade.model_api.deps import CsrfFailed, ModelApiState, SignInRequired
+from stockade.model_api.deps import CsrfFailed, ModelApiState, NotPermitted, SignInRequired
 from stockade.model_api.errors import CatalogueError, ConfigConflict
 from stockade.model_api.pages import STATIC_DIR, TEMPLATES
 from stockade.model_api.prompt_pages import ShowInstead
@@ -122,6 +122,16 @@ def _install_handlers(app: FastAPI) -> None:
         )
         return page
 
+    async def not_permitted(request: Request, exc: Exception) -> Response:
+        if _wants_json(request):
+            return error_response(403, "forbidden", str(exc))
+        return TEMPLATES.TemplateResponse(
+            request,
+            "error.html",
+            {"user": None, "csrf_token": "", "title": "Not permitted", "message": str(exc)},
+            status_code=403,
+        )
+
     async def catalogue_error(request: Request, exc: Exception) -> Response:
         status, code = (409, "conflict") if isinstance(exc, ConfigConflict) else (404, "not_found")
         return error_response(status, code, str(exc))
@@ -137,5 +147,6 @@ def _install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(SignInRequired, sign_in_required)
     app.add_exception_handler(ShowInstead, show_instead)
     app.add_exception_handler(CsrfFailed, csrf_failed)
+    app.add_exception_handler(NotPermitted, not_permitted)
     app.add_exception_handler(CatalogueError, catalogue_error)
     app.add_exception_handler(IdentityError, identity_error)

@@ -83,10 +83,10 @@ async def open_project_page(
     missing: str,
 ) -> ProjectPage:
     """The page's start; :class:`ShowInstead` answers instead when a key must be connected first, or with a 404
-    ``missing`` page for an id or name that cannot be one."""
+    ``missing`` page for an id or name that cannot be one, and for a project the user is not a member of."""
     if api is None:
         raise ShowInstead(need_key())
-    project = await project_of(db, user, project_id)
+    project = await project_of(request, db, user, project_id, missing)
     if not checked(project_id, *names):
         raise ShowInstead(refused(request, user, PromptApiRefused(404, missing), project=project))
     return ProjectPage(api, project)
@@ -112,19 +112,21 @@ async def open_project_form(
     form = await read_checked_form(request, settings)
     if api is None:
         raise ShowInstead(need_key())
-    return ProjectForm(api, await project_of(db, user, project_id), form)
+    return ProjectForm(api, await project_of(request, db, user, project_id, "no such project"), form)
 
 
-async def project_of(db: DbDep, user: PageUser, project_id: str) -> dict[str, Any]:
+async def project_of(
+    request: Request, db: DbDep, user: PageUser, project_id: str, missing: str
+) -> dict[str, Any]:
+    """The project's display facts; the ``missing`` 404 page (:class:`ShowInstead`) when the user is not a
+    member, the same for a project of another organisation as for one that does not exist
+    (docs/permissions.md), before anything is asked of prompt-api."""
     found = await project_directory.project(db, user.user.id, project_id)
-    if found is None:  # not a member (or unknown): prompt-api will say so; show the id
-        return {
-            "id": project_id,
-            "name": project_id,
-            "organisation": "",
-            "manual_review": False,
-            "approver": False,
-        }
+    await db.commit()
+    if found is None:
+        unknown = {"id": project_id, "name": project_id, "organisation": "", "manual_review": False}
+        page = refused(request, user, PromptApiRefused(404, missing), project=unknown | {"approver": False})
+        raise ShowInstead(page)
     return {
         "id": found.id,
         "name": found.name,

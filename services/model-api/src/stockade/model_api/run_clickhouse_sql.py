@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from stockade.model_api.run_filters import RunFilters
+from stockade.model_api.run_store import ProjectScope
 
 # A check event's duration_ms: the sink writes payloads with sorted keys and json.dumps separators, so it is the
 # first key; read it by position (byte work) and parse the JSON only for a payload written otherwise.
@@ -40,16 +41,26 @@ def payload_of(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def where(filters: RunFilters) -> tuple[list[str], dict[str, Any]]:
-    """The conditions (joined with AND by the caller) and parameters of the filters' range, project and agent."""
+def where(scope: ProjectScope, filters: RunFilters) -> tuple[list[str], dict[str, Any]]:
+    """The conditions (joined with AND by the caller) and parameters of the caller's scope and the filters'
+    range, project and agent."""
     conditions = [
         "occurred_at >= toDateTime64(%(since)s, 6, 'UTC')",
         "occurred_at < toDateTime64(%(until)s, 6, 'UTC')",
     ]
     params: dict[str, Any] = {"since": time_param(filters.since), "until": time_param(filters.until)}
-    narrow(conditions, params, "project_id = %(project)s", "project", filters.project)
+    conditions.append(in_scope(scope.narrowed(filters.project), params))
     narrow(conditions, params, "agent_id = %(agent)s", "agent", filters.agent)
     return conditions, params
+
+
+def in_scope(scope: ProjectScope, params: dict[str, Any]) -> str:
+    """The condition that keeps the rows of ``scope``'s projects (a bound parameter); false for an empty one."""
+    ids = scope.stored_ids()
+    if not ids:
+        return "0"
+    params["scope"] = ids
+    return "project_id IN %(scope)s"
 
 
 def narrow(conditions: list[str], params: dict[str, Any], condition: str, name: str, value: object) -> None:

@@ -9,16 +9,16 @@ from typing import Any
 
 from stockade.model_api import run_clickhouse_sql as ch
 from stockade.model_api.run_filters import RunFilters
-from stockade.model_api.run_store import Overview
+from stockade.model_api.run_store import Overview, ProjectScope
 
 Rows = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
 """Runs a query with its parameters and returns the rows."""
 
 
-def overview(rows: Rows, table: str, filters: RunFilters, now: datetime) -> Overview:
+def overview(rows: Rows, table: str, scope: ProjectScope, filters: RunFilters, now: datetime) -> Overview:
     """The overview page: decisions per check and bucket, latency, finding types, trust reasons, today."""
     bucket_s = filters.bucket_seconds()
-    where, params = ch.where(filters)
+    where, params = ch.where(scope, filters)
     checks = list(where)
     ch.narrow(checks, params, "name = %(check)s", "check", filters.check)
     cond = " AND ".join(checks)
@@ -62,15 +62,23 @@ def overview(rows: Rows, table: str, filters: RunFilters, now: datetime) -> Over
     top = sorted(findings.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
     trust = sorted(trust, key=lambda kv: (-kv[1], kv[0]))[:10]
     return Overview(
-        bucket_s, filters.buckets(bucket_s), decisions, top, latency, trust, _today(rows, table, filters, now)
+        bucket_s,
+        filters.buckets(bucket_s),
+        decisions,
+        top,
+        latency,
+        trust,
+        _today(rows, table, scope, filters, now),
     )
 
 
-def _today(rows: Rows, table: str, filters: RunFilters, now: datetime) -> list[tuple[str, int, float]]:
+def _today(
+    rows: Rows, table: str, scope: ProjectScope, filters: RunFilters, now: datetime
+) -> list[tuple[str, int, float]]:
     """Blocks, masks and trust rejections today (UTC) against the daily average of the 7 days before."""
     start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     scoped = RunFilters(start - timedelta(days=7), now, filters.project, filters.agent)
-    where, params = ch.where(scoped)
+    where, params = ch.where(scope, scoped)
     params["today"] = ch.time_param(start)
     row = rows(
         f"""SELECT

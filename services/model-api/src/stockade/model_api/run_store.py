@@ -35,6 +35,36 @@ MAX_RUN_EVENTS = 5000
 """A run page shows at most this many events (every reader stops there)."""
 
 
+@dataclass(frozen=True)
+class ProjectScope:
+    """Whose runs a read may see: the caller's projects (docs/permissions.md). Every reader method requires one.
+
+    ``projects``: the ids of the projects the caller is a member of. ``unowned``: also records that name no
+    project (audit records filed under no project), which only platform administrators read. An empty scope
+    reads nothing; there is no "every project" value.
+    """
+
+    projects: frozenset[str]
+    unowned: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not self.projects and not self.unowned
+
+    def allows(self, project_id: str | None) -> bool:
+        return project_id in self.projects if project_id else self.unowned
+
+    def narrowed(self, project: str | None) -> ProjectScope:
+        """The scope of a ``project`` filter: that one project if the caller may see it, else nothing."""
+        if project is None:
+            return self
+        return ProjectScope(frozenset({project}) & self.projects)
+
+    def stored_ids(self) -> list[str]:
+        """The stored ``project_id`` values in scope (a record without a project is stored as ``""``)."""
+        return sorted(self.projects) + ([""] if self.unowned else [])
+
+
 class RunStoreUnavailable(Exception):
     """The active store cannot be read by the console (no reader for its kind, not configured, not reachable)."""
 
@@ -160,14 +190,18 @@ class Overview:
 
 
 class RunReader(Protocol):
+    """Every read takes the caller's :class:`ProjectScope` first: no method reads runs without one."""
+
     kind: str
 
-    async def list_runs(self, filters: RunFilters, cursor: Cursor | None, limit: int) -> RunPage: ...
+    async def list_runs(
+        self, scope: ProjectScope, filters: RunFilters, cursor: Cursor | None, limit: int
+    ) -> RunPage: ...
 
-    async def run(self, run_id: str, project_id: str | None) -> RunDetail: ...
+    async def run(self, scope: ProjectScope, run_id: str, project_id: str | None) -> RunDetail: ...
 
-    async def export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]: ...
+    async def export(self, scope: ProjectScope, filters: RunFilters, limit: int) -> list[dict[str, Any]]: ...
 
-    async def overview(self, filters: RunFilters, now: datetime) -> Overview: ...
+    async def overview(self, scope: ProjectScope, filters: RunFilters, now: datetime) -> Overview: ...
 
     async def aclose(self) -> None: ...

@@ -31,6 +31,7 @@ from stockade.model_api.run_store import (
     EXPORT_FIELDS,
     MAX_RUN_EVENTS,
     Overview,
+    ProjectScope,
     RunDetail,
     RunEvent,
     RunNotFound,
@@ -90,21 +91,27 @@ class ClickHouseRunReader:
             await asyncio.to_thread(client.close)
 
     # -- runs list -------------------------------------------------------------------------------------------
-    async def list_runs(self, filters: RunFilters, cursor: Cursor | None, limit: int) -> RunPage:
-        return await self._run(self._list_runs, filters, cursor, limit)
+    async def list_runs(
+        self, scope: ProjectScope, filters: RunFilters, cursor: Cursor | None, limit: int
+    ) -> RunPage:
+        return await self._run(self._list_runs, scope, filters, cursor, limit)
 
-    def _list_runs(self, filters: RunFilters, cursor: Cursor | None, limit: int) -> RunPage:
+    def _list_runs(
+        self, scope: ProjectScope, filters: RunFilters, cursor: Cursor | None, limit: int
+    ) -> RunPage:
         """One project: a single grouped query (the primary key bounds it). Otherwise the newest runs are found
         from the newest events first (a top-K by time, no grouping), then only those runs are aggregated."""
         if filters.project is not None:
-            runs = self._summaries(filters, cursor, limit + 1, None)
+            runs = self._summaries(scope, filters, cursor, limit + 1, None)
         else:
-            runs = self._newest_runs(filters, cursor, limit + 1)
+            runs = self._newest_runs(scope, filters, cursor, limit + 1)
         more = len(runs) > limit
         runs = runs[:limit]
         return RunPage(runs, runs[-1].cursor() if more and runs else None)
 
-    def _newest_runs(self, filters: RunFilters, cursor: Cursor | None, wanted: int) -> list[RunSummary]:
+    def _newest_runs(
+        self, scope: ProjectScope, filters: RunFilters, cursor: Cursor | None, wanted: int
+    ) -> list[RunSummary]:
         """The ``wanted`` newest qualifying runs, exactly as the grouped query would order them.
 
         The runs whose last event lies among the K newest events (at or before the cursor) are exactly the
@@ -118,7 +125,7 @@ class ClickHouseRunReader:
         seen: set[tuple[str, str]] = set()
         found: dict[tuple[str, str], RunSummary] = {}
         for _ in range(5):
-            where, params = ch.where(replace(filters, until=upper))
+            where, params = ch.where(scope, replace(filters, until=upper))
             params["k"] = k
             events = self._rows(
                 f"""SELECT project_id, run_id, occurred_at FROM {self.table} WHERE {" AND ".join(where)}
@@ -128,7 +135,7 @@ class ClickHouseRunReader:
             fresh = list(dict.fromkeys((p, r) for p, r, _ in events if (p, r) not in seen))
             seen.update(fresh)
             if fresh:
-                for run in self._summaries(filters, cursor, len(fresh), fresh):
+                for run in self._summaries(scope, filters, cursor, len(fresh), fresh):
                     found[(run.project_id, run.run_id)] = run
             ordered = sorted(found.values(), key=lambda r: (r.last_at, r.project_id, r.run_id), reverse=True)
             if len(events) < k:  # every event of the range was seen
@@ -138,13 +145,18 @@ class ClickHouseRunReader:
             if len(settled) >= wanted:
                 return settled[:wanted]
             upper, k = oldest + MICROSECOND, k * 8
-        return self._summaries(filters, cursor, wanted, None)
+        return self._summaries(scope, filters, cursor, wanted, None)
 
     def _summaries(
-        self, filters: RunFilters, cursor: Cursor | None, limit: int, only: list[tuple[str, str]] | None
+        self,
+        scope: ProjectScope,
+        filters: RunFilters,
+        cursor: Cursor | None,
+        limit: int,
+        only: list[tuple[str, str]] | None,
     ) -> list[RunSummary]:
         """Runs grouped over the filters' range, newest last event first; ``only`` restricts to these runs."""
-        where, params = ch.where(filters)
+        where, params = ch.where(scope, filters)
         ch.narrow(where, params, "(project_id, run_id) IN %(only)s", "only", only)
         having: list[str] = []
         ch.narrow(having, params, f"{ch.OUTCOME} = %(outcome)s", "outcome", filters.outcome)
@@ -189,15 +201,12 @@ class ClickHouseRunReader:
         ]
 
     # -- one run ---------------------------------------------------------------------------------------------
-    async def run(self, run_id: str, project_id: str | None) -> RunDetail:
-        return await self._run(self._one_run, run_id, project_id)
+    async def run(self, scope: ProjectScope, run_id: str, project_id: str | None) -> RunDetail:
+        return await self._run(self._one_run, scope, run_id, project_id)
 
-    def _one_run(self, run_id: str, project_id: str | None) -> RunDetail:
+    def _one_run(self, scope: ProjectScope, run_id: str, project_id: str | None) -> RunDetail:
         params: dict[str, Any] = {"run": run_id, "limit": MAX_RUN_EVENTS}
-        where = "run_id = %(run)s"
-        if project_id is not None:
-            where += " AND project_id = %(project)s"
-            params["project"] = project_id
+        where = "run_id = %(run)s AND " + ch.in_scope(scope.narrowed(project_id), params)
         sql = f"""
             SELECT event_id, kind, name, occurred_at, session_id, action, payload, project_id, agent_id,
                    environment, prompt_name, prompt_version, correlation_id, labels
@@ -226,15 +235,15 @@ class ClickHouseRunReader:
         )
 
     # -- export ----------------------------------------------------------------------------------------------
-    async def export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
-        return await self._run(self._export, filters, limit)
+    async def export(self, scope: ProjectScope, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
+        return await self._run(self._export, scope, filters, limit)
 
-    def _export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
-        where, params = ch.where(filters)
+    def _export(self, scope: ProjectScope, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
+        where, params = ch.where(scope, filters)
         ch.narrow(where, params, "name = %(check)s", "check", filters.check)
         ch.narrow(where, params, "action = %(action)s", "action", filters.action)
         if filters.outcome is not None:
-            inner, _ = ch.where(filters)
+            inner, _ = ch.where(scope, filters)
             runs = (
                 f"SELECT project_id, run_id FROM {self.table} WHERE {' AND '.join(inner)} "  # noqa: S608 - as above
                 f"GROUP BY project_id, run_id HAVING {ch.OUTCOME} = %(outcome)s"
@@ -264,5 +273,5 @@ class ClickHouseRunReader:
         return out
 
     # -- overview --------------------------------------------------------------------------------------------
-    async def overview(self, filters: RunFilters, now: datetime) -> Overview:
-        return await self._run(overview, self._rows, self.table, filters, now)
+    async def overview(self, scope: ProjectScope, filters: RunFilters, now: datetime) -> Overview:
+        return await self._run(overview, self._rows, self.table, scope, filters, now)

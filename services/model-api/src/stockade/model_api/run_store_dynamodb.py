@@ -25,6 +25,7 @@ from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import (
     MAX_RUN_EVENTS,
     Overview,
+    ProjectScope,
     RunDetail,
     RunNotFound,
     RunPage,
@@ -32,6 +33,7 @@ from stockade.model_api.run_store import (
 )
 
 INDEX = "run_id-occurred_at"
+MAX_IN = 100  # DynamoDB's limit of values in one IN; a larger scope is filtered after the scan
 
 
 def _doc(item: dict[str, Any]) -> dict[str, Any]:
@@ -80,10 +82,15 @@ class DynamoRunReader:
                 ) from exc
             raise RunStoreUnavailable(f"DynamoDB did not answer: {str(exc)[:300]}") from exc
 
-    def _scan_sync(self, since: datetime, until: datetime, filters: RunFilters) -> list[dict[str, Any]]:
+    def _scan_sync(
+        self, scope: ProjectScope, since: datetime, until: datetime, filters: RunFilters
+    ) -> list[dict[str, Any]]:
+        scope = scope.narrowed(filters.project)
+        if scope.empty:
+            return []
         condition = Attr("occurred_at").between(since.isoformat(), until.isoformat())
-        if filters.project is not None:
-            condition &= Attr("project_id").eq(filters.project)
+        if not scope.unowned and len(scope.projects) <= MAX_IN:
+            condition &= Attr("project_id").is_in(sorted(scope.projects))
         if filters.agent is not None:
             condition &= Attr("agent_id").eq(filters.agent)
         docs: list[dict[str, Any]] = []
@@ -92,7 +99,7 @@ class DynamoRunReader:
             page = self._table.scan(**kwargs)
             for item in page.get("Items", []):
                 doc = _doc(item)
-                if since <= doc["occurred_at"] < until:
+                if since <= doc["occurred_at"] < until and scope.allows(doc.get("project_id") or None):
                     docs.append(doc)
             if len(docs) > self.max_scan:
                 raise RunStoreUnavailable(
@@ -103,14 +110,18 @@ class DynamoRunReader:
                 return docs
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    async def _scan(self, filters: RunFilters, since: datetime | None = None) -> list[dict[str, Any]]:
+    async def _scan(
+        self, scope: ProjectScope, filters: RunFilters, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = await self._call(
-            self._scan_sync, since or filters.since, filters.until, filters
+            self._scan_sync, scope, since or filters.since, filters.until, filters
         )
         return result
 
-    async def list_runs(self, filters: RunFilters, cursor: Cursor | None, limit: int) -> RunPage:
-        runs = runs_matching(await self._scan(filters), filters, cursor)[: limit + 1]
+    async def list_runs(
+        self, scope: ProjectScope, filters: RunFilters, cursor: Cursor | None, limit: int
+    ) -> RunPage:
+        runs = runs_matching(await self._scan(scope, filters), filters, cursor)[: limit + 1]
         more = len(runs) > limit
         runs = runs[:limit]
         return RunPage(runs, runs[-1].cursor() if more and runs else None)
@@ -126,10 +137,12 @@ class DynamoRunReader:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return items[:MAX_RUN_EVENTS]
 
-    async def run(self, run_id: str, project_id: str | None) -> RunDetail:
+    async def run(self, scope: ProjectScope, run_id: str, project_id: str | None) -> RunDetail:
+        scope = scope.narrowed(project_id)
+        if scope.empty:
+            raise RunNotFound(run_id)
         docs = [_doc(i) for i in await self._call(self._query_run, run_id)]
-        if project_id is not None:
-            docs = [d for d in docs if d.get("project_id") == project_id]
+        docs = [d for d in docs if scope.allows(d.get("project_id") or None)]
         if not docs:
             raise RunNotFound(run_id)
         docs.sort(key=lambda d: (d.get("project_id") or "", d["occurred_at"], str(d["event_id"])))
@@ -137,8 +150,8 @@ class DynamoRunReader:
         docs = [d for d in docs if d.get("project_id") == first.get("project_id")]
         return run_detail(run_id, docs)
 
-    async def export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
-        docs = await self._scan(filters)
+    async def export(self, scope: ProjectScope, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
+        docs = await self._scan(scope, filters)
         if filters.outcome is not None:
             only = RunFilters(filters.since, filters.until, filters.project, filters.agent, filters.outcome)
             keep = {(r.project_id, r.run_id) for r in runs_matching(docs, only, None)}
@@ -151,12 +164,12 @@ class DynamoRunReader:
         docs.sort(key=lambda d: d["occurred_at"], reverse=True)
         return [export_row(d) for d in docs[:limit]]
 
-    async def overview(self, filters: RunFilters, now: datetime) -> Overview:
+    async def overview(self, scope: ProjectScope, filters: RunFilters, now: datetime) -> Overview:
         bucket_s = filters.bucket_seconds()
         start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        docs = await self._scan(filters)
+        docs = await self._scan(scope, filters)
         week = RunFilters(start - timedelta(days=7), now, filters.project, filters.agent)
-        week_docs = await self._scan(week)
+        week_docs = await self._scan(scope, week)
         checks = [
             d
             for d in docs

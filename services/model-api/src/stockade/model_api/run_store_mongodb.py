@@ -20,6 +20,7 @@ from stockade.model_api.run_filters import Cursor, RunFilters
 from stockade.model_api.run_store import (
     MAX_RUN_EVENTS,
     Overview,
+    ProjectScope,
     RunDetail,
     RunNotFound,
     RunPage,
@@ -41,6 +42,12 @@ def _eq(field: str, value: Any) -> dict[str, Any]:
     return {"$eq": [f"${field}", value]}
 
 
+def _in_scope(scope: ProjectScope) -> dict[str, Any]:
+    """The ``project_id`` condition of ``scope`` (a record without a project: null, missing or empty)."""
+    ids: list[str | None] = list(scope.stored_ids())
+    return {"$in": [*ids, None] if scope.unowned else ids}
+
+
 class MongoRunReader:
     kind = "mongodb"
 
@@ -57,16 +64,15 @@ class MongoRunReader:
         except PyMongoError as exc:
             raise RunStoreUnavailable(f"MongoDB did not answer: {str(exc)[:300]}") from exc
 
-    def _match(self, filters: RunFilters) -> dict[str, Any]:
+    def _match(self, scope: ProjectScope, filters: RunFilters) -> dict[str, Any]:
         match: dict[str, Any] = {"occurred_at": {"$gte": filters.since, "$lt": filters.until}}
-        if filters.project is not None:
-            match["project_id"] = filters.project
+        match["project_id"] = _in_scope(scope.narrowed(filters.project))
         if filters.agent is not None:
             match["agent_id"] = filters.agent
         return match
 
     # -- runs list -------------------------------------------------------------------------------------------
-    def _run_groups(self, filters: RunFilters) -> list[dict[str, Any]]:
+    def _run_groups(self, scope: ProjectScope, filters: RunFilters) -> list[dict[str, Any]]:
         is_check = _eq("kind", "check")
         group: dict[str, Any] = {
             "_id": {"p": "$project_id", "r": "$run_id"},
@@ -96,13 +102,15 @@ class MongoRunReader:
             having.update(blocks=0, masks=0, warns={"$gt": 0})
         elif filters.outcome == "allow":
             having.update(blocks=0, masks=0, warns=0)
-        stages: list[dict[str, Any]] = [{"$match": self._match(filters)}, {"$group": group}]
+        stages: list[dict[str, Any]] = [{"$match": self._match(scope, filters)}, {"$group": group}]
         if having:
             stages.append({"$match": having})
         return stages
 
-    async def list_runs(self, filters: RunFilters, cursor: Cursor | None, limit: int) -> RunPage:
-        pipeline = self._run_groups(filters)
+    async def list_runs(
+        self, scope: ProjectScope, filters: RunFilters, cursor: Cursor | None, limit: int
+    ) -> RunPage:
+        pipeline = self._run_groups(scope, filters)
         if cursor is not None:
             at, p, r = cursor.last_at, cursor.project_id, cursor.run_id
             pipeline.append(
@@ -139,10 +147,8 @@ class MongoRunReader:
         return RunPage(runs, runs[-1].cursor() if more and runs else None)
 
     # -- one run ---------------------------------------------------------------------------------------------
-    async def run(self, run_id: str, project_id: str | None) -> RunDetail:
-        query: dict[str, Any] = {"run_id": run_id}
-        if project_id is not None:
-            query["project_id"] = project_id
+    async def run(self, scope: ProjectScope, run_id: str, project_id: str | None) -> RunDetail:
+        query: dict[str, Any] = {"run_id": run_id, "project_id": _in_scope(scope.narrowed(project_id))}
         try:
             docs = await self.collection.find(query).sort("occurred_at", 1).limit(MAX_RUN_EVENTS).to_list()
         except PyMongoError as exc:
@@ -155,15 +161,16 @@ class MongoRunReader:
         return run_detail(run_id, docs)
 
     # -- export ----------------------------------------------------------------------------------------------
-    async def export(self, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
-        match = self._match(filters)
+    async def export(self, scope: ProjectScope, filters: RunFilters, limit: int) -> list[dict[str, Any]]:
+        match = self._match(scope, filters)
         if filters.check is not None:
             match["name"] = filters.check
         if filters.action is not None:
             match["action"] = filters.action
         if filters.outcome is not None:
             runs = self._run_groups(
-                RunFilters(filters.since, filters.until, filters.project, filters.agent, filters.outcome)
+                scope,
+                RunFilters(filters.since, filters.until, filters.project, filters.agent, filters.outcome),
             )
             # the newest runs with that outcome, at most 10,000 (a query document stays far below 16 MiB)
             keys = await self._aggregate(
@@ -184,9 +191,9 @@ class MongoRunReader:
         return [export_row(d) for d in docs]
 
     # -- overview --------------------------------------------------------------------------------------------
-    async def overview(self, filters: RunFilters, now: datetime) -> Overview:
+    async def overview(self, scope: ProjectScope, filters: RunFilters, now: datetime) -> Overview:
         bucket_s = filters.bucket_seconds()
-        base = self._match(filters)
+        base = self._match(scope, filters)
         checks = {**base, "kind": "check", **({"name": filters.check} if filters.check is not None else {})}
         project = {
             "name": 1,

@@ -7,7 +7,15 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
 
 from stockade.model_api.prices import parse_price, price_json
 from stockade.model_api.vocabulary import CURRENCY, Capability, DbType, ModelType
@@ -18,6 +26,10 @@ PROVIDER_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 
 Price = Annotated[Decimal | None, BeforeValidator(parse_price)]
+MIN_CONTEXT_WINDOW = {ModelType.CHAT: 1024, ModelType.COMPLETION: 1024}
+"""Every agent's call to a model is refused when it exceeds the catalogue's context window, so a window below
+this floor (tokens; 128 for other model types) would silently block nearly every call (docs/permissions.md)."""
+MIN_OTHER_CONTEXT_WINDOW = 128
 
 
 def normalise_provider(value: Any) -> str:
@@ -58,6 +70,18 @@ class ModelIn(BaseModel):
     @classmethod
     def _model_id(cls, value: str) -> str:
         return check_model_id(value)
+
+    @field_validator("context_window")
+    @classmethod
+    def _sane_window(cls, value: int | None, info: ValidationInfo) -> int | None:
+        kind = info.data.get("model_type")
+        floor = MIN_CONTEXT_WINDOW.get(kind, MIN_OTHER_CONTEXT_WINDOW) if kind else MIN_OTHER_CONTEXT_WINDOW
+        if value is not None and value < floor:
+            raise ValueError(
+                f"at least {floor:,} tokens for a {kind.value if kind else 'model'} model (a smaller window "
+                "would block nearly every agent call), or null when unknown"
+            )
+        return value
 
     @field_validator("display_name", "id")
     @classmethod

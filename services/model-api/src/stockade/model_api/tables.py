@@ -103,3 +103,18 @@ class OutboxEvent(OutboxColumns, Base):
 
     __tablename__ = "model_api_outbox"
     __table_args__ = (Index("ix_model_api_outbox_sent_at_created_at", "sent_at", "created_at"),)
+
+
+class PlatformAudit(Base):
+    """Who changed a platform-wide setting (a database configuration, a catalogue entry), written in the same
+    transaction as the change (docs/permissions.md). Read by platform administrators only."""
+
+    __tablename__ = "platform_audit"
+    __table_args__ = (Index("ix_platform_audit_at", "at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    actor_id: Mapped[str] = mapped_column(String(32))  # no foreign key: the record outlives the user
+    action: Mapped[str] = mapped_column(String(64))
+    target: Mapped[str] = mapped_column(String(400))
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

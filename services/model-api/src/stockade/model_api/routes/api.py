@@ -9,9 +9,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from stockade.model_api import actions, catalogue, dbconfigs
+from stockade.model_api import actions, catalogue, dbconfigs, platform_audit
 from stockade.model_api.body import invalid, read_json
-from stockade.model_api.deps import ApiUser, DbDep, RelayDep, SettingsDep
+from stockade.model_api.deps import AdminUser, ApiUser, DbDep, RelayDep, SettingsDep
 from stockade.model_api.schemas import DbConfigCreate, ModelUpsert, check_model_id, normalise_provider
 from stockade.runtime.body import documented_body
 from stockade.runtime.errors import error_responses
@@ -34,6 +34,7 @@ _WRITE = error_responses(
     }
 )
 _NOT_FOUND = error_responses({404: "No such model entry or database configuration."})
+_ADMIN = error_responses({403: "Not a platform administrator (docs/permissions.md)."})
 
 
 def _validated(model: type[ModelUpsert] | type[DbConfigCreate], data: Any) -> Any:
@@ -124,7 +125,7 @@ async def delete_model(
     except ValueError as exc:
         invalid(str(exc), "model_id")
     config, gone = await actions.remove_model(
-        db, relay, wanted, model_id, correlation_id=_correlation(request)
+        db, relay, wanted, model_id, actor=user.user.id, correlation_id=_correlation(request)
     )
     return {"deleted": True, "provider": wanted, "model_id": gone.model_id, "dbConfig": config.as_json()}
 
@@ -137,22 +138,38 @@ async def list_db_configs(user: ApiUser, db: DbDep) -> dict[str, Any]:
 @router.post(
     "/db-configs",
     status_code=201,
-    responses={**_WRITE, **error_responses({409: "A configuration with that name exists already."})},
+    responses={
+        **_WRITE,
+        **_ADMIN,
+        **error_responses({409: "A configuration with that name exists already."}),
+    },
     openapi_extra=documented_body(DbConfigCreate),
 )
 async def create_db_config(
-    request: Request, user: ApiUser, db: DbDep, relay: RelayDep, settings: SettingsDep
+    request: Request, user: AdminUser, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> dict[str, Any]:
     body: DbConfigCreate = _validated(
         DbConfigCreate, await read_json(request, settings.limits.max_body_bytes)
     )
-    config = await actions.create_config(db, relay, body, correlation_id=_correlation(request))
+    config = await actions.create_config(
+        db, relay, body, actor=user.user.id, correlation_id=_correlation(request)
+    )
     return config.as_json()
 
 
-@router.post("/db-configs/{config_id}/activate", responses={**_WRITE, **_NOT_FOUND})
+@router.post("/db-configs/{config_id}/activate", responses={**_WRITE, **_ADMIN, **_NOT_FOUND})
 async def activate_db_config(
-    request: Request, config_id: str, user: ApiUser, db: DbDep, relay: RelayDep
+    request: Request, config_id: str, user: AdminUser, db: DbDep, relay: RelayDep
 ) -> dict[str, Any]:
-    config = await actions.activate(db, relay, config_id, correlation_id=_correlation(request))
+    config = await actions.activate(
+        db, relay, config_id, actor=user.user.id, correlation_id=_correlation(request)
+    )
     return config.as_json()
+
+
+@router.get("/audit", responses=_ADMIN)
+async def platform_audit_trail(
+    user: AdminUser, db: DbDep, limit: int = Query(default=100, ge=1, le=platform_audit.MAX_READ)
+) -> dict[str, Any]:
+    """Who changed platform-wide settings (database configurations, catalogue entries), newest first."""
+    return {"records": [r.as_json() for r in await platform_audit.recent(db, limit)]}

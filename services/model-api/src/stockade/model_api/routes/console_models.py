@@ -145,7 +145,7 @@ async def delete_model(
     form = await read_checked_form(request, settings)
     provider, model_id = form.get("provider"), form.get("model_id")
     try:
-        await actions.remove_model(db, relay, provider, model_id)
+        await actions.remove_model(db, relay, provider, model_id, actor=user.user.id)
     except ModelNotFound as exc:
         return await _page(request, user, db, 404, errors=[str(exc)])
     query = urlencode({"done": "deleted", "model": f"{provider}/{model_id}"})

@@ -1,6 +1,8 @@
 """Console pages for guardrail runs: the runs list, one run's timeline, the overview, and the export.
 
-Read-only, session sign-in like every console page. Bad filters answer 422 with the problems next to the
+Read-only, session sign-in like every console page, and scoped to the signed-in user: every read passes the
+user's ``ProjectScope`` (their projects; docs/permissions.md), so a run of another project is the same 404 as
+an unknown one and never appears in a list, chart or export. Bad filters answer 422 with the problems next to the
 form; a store the console cannot read answers 503 with the reason; neither is ever a 500.
 """
 
@@ -17,7 +19,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from stockade.model_api import dbconfigs
-from stockade.model_api.deps import DbDep, PageUser, RunReadersDep, SettingsDep
+from stockade.model_api.deps import DbDep, PageUser, RunReadersDep, ScopeDep, SettingsDep
 from stockade.model_api.pages import render
 from stockade.model_api.run_charts import decision_bars, horizontal_bars
 from stockade.model_api.run_filters import ACTIONS, FilterError, RunFilters, decode_cursor, parse_filters
@@ -59,7 +61,12 @@ def _form(filters: RunFilters | None, raw: dict[str, str]) -> dict[str, str]:
 
 @router.get("/runs")
 async def runs_page(
-    request: Request, user: PageUser, db: DbDep, readers: RunReadersDep, settings: SettingsDep
+    request: Request,
+    user: PageUser,
+    scope: ScopeDep,
+    db: DbDep,
+    readers: RunReadersDep,
+    settings: SettingsDep,
 ) -> Response:
     filters, errors, raw = _filters(request)
     context: dict[str, Any] = {
@@ -81,7 +88,7 @@ async def runs_page(
     if reader is None:
         return render(request, "runs.html", user, 503, **context)
     try:
-        page = await reader.list_runs(filters, cursor, settings.runs.page_size)
+        page = await reader.list_runs(scope, filters, cursor, settings.runs.page_size)
     except RunStoreUnavailable as exc:
         context["store"]["problem"] = str(exc)
         return render(request, "runs.html", user, 503, **context)
@@ -94,7 +101,9 @@ async def runs_page(
 
 
 @router.get("/runs/overview")
-async def overview_page(request: Request, user: PageUser, db: DbDep, readers: RunReadersDep) -> Response:
+async def overview_page(
+    request: Request, user: PageUser, scope: ScopeDep, db: DbDep, readers: RunReadersDep
+) -> Response:
     filters, errors, raw = _filters(request)
     context: dict[str, Any] = {"active": "overview", "form": _form(filters, raw), "actions": ACTIONS}
     context["overview"] = None
@@ -105,7 +114,7 @@ async def overview_page(request: Request, user: PageUser, db: DbDep, readers: Ru
     if reader is None:
         return render(request, "runs_overview.html", user, 503, **context)
     try:
-        overview = await reader.overview(filters, datetime.now(UTC))
+        overview = await reader.overview(scope, filters, datetime.now(UTC))
     except RunStoreUnavailable as exc:
         context["store"]["problem"] = str(exc)
         return render(request, "runs_overview.html", user, 503, **context)
@@ -135,7 +144,13 @@ async def overview_page(request: Request, user: PageUser, db: DbDep, readers: Ru
 
 @router.get("/runs/export.{fmt}")
 async def export_events(
-    request: Request, fmt: str, user: PageUser, db: DbDep, readers: RunReadersDep, settings: SettingsDep
+    request: Request,
+    fmt: str,
+    user: PageUser,
+    scope: ScopeDep,
+    db: DbDep,
+    readers: RunReadersDep,
+    settings: SettingsDep,
 ) -> Response:
     if fmt not in ("csv", "json"):
         return render(request, "error.html", user, 404, title="Not found", message="Export as .csv or .json.")
@@ -146,7 +161,7 @@ async def export_events(
     try:
         if reader is None:
             raise RunStoreUnavailable(store["problem"])
-        rows = await reader.export(filters, settings.runs.max_export_events)
+        rows = await reader.export(scope, filters, settings.runs.max_export_events)
     except RunStoreUnavailable as exc:
         return render(request, "error.html", user, 503, title="Run store unavailable", message=str(exc))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -184,7 +199,7 @@ def _is_number(text: str) -> bool:
 
 @router.get("/run/{run_id:path}")
 async def run_page(
-    request: Request, run_id: str, user: PageUser, db: DbDep, readers: RunReadersDep
+    request: Request, run_id: str, user: PageUser, scope: ScopeDep, db: DbDep, readers: RunReadersDep
 ) -> Response:
     project = request.query_params.get("project") or None
     context: dict[str, Any] = {"active": "runs", "run": None, "run_id": run_id}
@@ -194,7 +209,7 @@ async def run_page(
     if reader is None:
         return render(request, "run.html", user, 503, **context)
     try:
-        context["run"] = await reader.run(run_id, project)
+        context["run"] = await reader.run(scope, run_id, project)
     except RunNotFound:
         return render(request, "run.html", user, 404, errors=[f"no stored run {run_id!r}"], **context)
     except RunStoreUnavailable as exc:

@@ -8,9 +8,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 
-from stockade.identity import IdentityError, InvalidInputError, Scope, create_api_key, list_api_keys
-from stockade.model_api import actions, dbconfigs
-from stockade.model_api.deps import DbDep, PageUser, RelayDep, SettingsDep, read_checked_form
+from stockade.identity import (
+    IdentityError,
+    InvalidInputError,
+    Scope,
+    create_api_key,
+    is_platform_admin,
+    list_api_keys,
+)
+from stockade.model_api import actions, dbconfigs, platform_audit
+from stockade.model_api.deps import AdminPage, DbDep, PageUser, RelayDep, SettingsDep, read_checked_form
 from stockade.model_api.errors import CatalogueError
 from stockade.model_api.pages import render
 from stockade.model_api.schemas import DbConfigCreate
@@ -22,6 +29,9 @@ async def _configs_page(
     request: Request, user: PageUser, db: DbDep, status_code: int = 200, **extra: Any
 ) -> Response:
     context: dict[str, Any] = {"configs": await dbconfigs.list_configs(db), "errors": [], "form": {}}
+    context["admin"] = await is_platform_admin(db, user.user.id)
+    context["audit"] = await platform_audit.recent(db, 50) if context["admin"] else []
+    await db.commit()
     context["notice"] = "Activated." if request.query_params.get("done") == "activated" else None
     if request.query_params.get("done") == "created":
         context["notice"] = "Created."
@@ -36,7 +46,7 @@ async def db_configs_page(request: Request, user: PageUser, db: DbDep) -> Respon
 
 @router.post("/db-configs")
 async def create_db_config(
-    request: Request, user: PageUser, db: DbDep, relay: RelayDep, settings: SettingsDep
+    request: Request, user: AdminPage, db: DbDep, relay: RelayDep, settings: SettingsDep
 ) -> Response:
     form = await read_checked_form(request, settings)
     raw = {
@@ -46,7 +56,7 @@ async def create_db_config(
     }
     try:
         data = DbConfigCreate.model_validate({**raw, "activate": form.get("activate") == "1"})
-        await actions.create_config(db, relay, data)
+        await actions.create_config(db, relay, data, actor=user.user.id)
     except ValidationError as exc:
         problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
         return await _configs_page(request, user, db, 422, errors=problems, form=raw)
@@ -59,14 +69,14 @@ async def create_db_config(
 async def activate_db_config(
     request: Request,
     config_id: str,
-    user: PageUser,
+    user: AdminPage,
     db: DbDep,
     relay: RelayDep,
     settings: SettingsDep,
 ) -> Response:
     await read_checked_form(request, settings)
     try:
-        await actions.activate(db, relay, config_id)
+        await actions.activate(db, relay, config_id, actor=user.user.id)
     except CatalogueError as exc:
         return await _configs_page(request, user, db, 404, errors=[str(exc)])
     return RedirectResponse("/db-configs?done=activated", status_code=303)
