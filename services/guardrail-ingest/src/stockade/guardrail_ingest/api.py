@@ -13,6 +13,8 @@ Statuses of the POST, in the order they are checked:
 | 413 | body larger than ``ingest.max_body_bytes`` (4 MiB), more than ``ingest.max_events`` (1000) events, or |
 |     | one event that, with the run's fields copied onto it, exceeds a JetStream message (NATS max_payload) |
 | 422 | body is not JSON or does not match the schema (message names the fields) |
+| 429 | the key or its project has more request bytes in flight than its quota (before the body is read), |
+|     | or, once parsed, more events per second than its quota (``ingest.quotas``); Retry-After says when |
 | 403 | the batch's project (``run.project_id``, copied onto every event) is not the key's project |
 | 503 | JetStream did not acknowledge in ``ingest.publish_timeout_s``: nothing accepted, retry later |
 | 202 | queued durably: ``{"accepted": n, "batch_id": ..., "duplicate": bool, "db_type": ...}`` |
@@ -38,6 +40,7 @@ from stockade.guardrail_ingest.ingest_keys import (
     TooManyFailures,
     VerifierUnavailable,
 )
+from stockade.guardrail_ingest.quotas import QuotaExceeded
 from stockade.runtime.errors import error_response, error_responses
 from stockade.runtime.storable import unstorable_at
 
@@ -91,8 +94,8 @@ async def db_type(ingest: IngestDep) -> DbTypeReply:
                 409: "{db_type} is not the active store: GET /api/v1/db_type and resend.",
                 413: "Body, event count or one event over the limits.",
                 422: "The body is not JSON or does not match the schema.",
-                429: "Too many failed authentications from this address: nothing accepted, retry after "
-                "Retry-After seconds.",
+                429: "Too many failed authentications from this address, or the key or its project is over its "
+                "quota (events per second, bytes in flight): nothing accepted, retry after Retry-After seconds.",
                 503: "JetStream did not acknowledge in time, or the key could not be verified: nothing accepted, "
                 "retry later (Retry-After).",
             }
@@ -130,6 +133,27 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
         return _too_large(f"body of {declared} bytes exceeds the cap of {limits.max_body_bytes} bytes")
+    quotas = ingest.quotas  # None with ingest.auth = "open": no keys to be fair between
+    if quotas is None or principal is None:
+        return await _receive(request, ingest, principal, active)
+    key, project = principal.key_id, principal.project_id
+    size = int(declared) if declared is not None and declared.isdigit() else limits.max_body_bytes
+    try:  # held until the batch is queued or refused: a slow or huge sender cannot take everyone's room
+        quotas.check_empty(key, project)  # an empty bucket: refused before the body costs anything
+        quotas.reserve_bytes(key, project, size)
+    except QuotaExceeded as exc:
+        return _over_quota(exc)
+    try:
+        return await _receive(request, ingest, principal, active)
+    finally:
+        quotas.release_bytes(key, project, size)
+
+
+async def _receive(
+    request: Request, ingest: IngestDep, principal: IngestPrincipal | None, active: str
+) -> JSONResponse:
+    """Read, check and queue the body of a POST whose key, store and size were accepted."""
+    limits = ingest.settings.ingest
     body = await _read_capped(request, limits.max_body_bytes)
     if body is None:
         return _too_large(f"body exceeds the cap of {limits.max_body_bytes} bytes")
@@ -176,8 +200,16 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
             f"this ingest key sends events of project {principal.project_id} only; the batch is for project "
             f"{batch.run.project_id!r} (run.project_id): nothing stored. Use that project's ingest key",
         )
+    if ingest.quotas is not None and principal is not None:
+        try:  # one flooding key or project is held to its rate; the others' batches pass
+            project = batch.run.project_id or "(no project)"
+            ingest.quotas.take_events(principal.key_id, project, len(batch.events))
+        except QuotaExceeded as exc:
+            return _over_quota(exc)
     try:
-        accepted = await ingest.accept(batch, db_type=active)
+        accepted = await ingest.accept(
+            batch, db_type=active, ingest_key_id=principal.key_id if principal else None
+        )
     except EventTooLargeError as exc:
         return _too_large(str(exc))
     except QueueUnavailableError as exc:
@@ -204,6 +236,7 @@ async def status(ingest: IngestDep) -> dict[str, Any]:
         "poison": stats.poison,
         "refused": stats.refused,
         "dead_lettered": stats.dead_lettered,
+        "dropped": stats.dropped,
         "last_error": stats.last_error,
     }
 
@@ -224,6 +257,12 @@ def _unavailable(message: str) -> JSONResponse:
     unavailable = error_response(503, "unavailable", message)
     unavailable.headers["Retry-After"] = "1"
     return unavailable
+
+
+def _over_quota(exc: QuotaExceeded) -> JSONResponse:
+    limited = error_response(429, "rate_limited", str(exc))
+    limited.headers["Retry-After"] = str(exc.retry_after_s)
+    return limited
 
 
 def _too_large(message: str) -> JSONResponse:

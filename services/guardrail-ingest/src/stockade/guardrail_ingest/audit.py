@@ -47,6 +47,7 @@ def _base(event: TrustRejected | ApiKeyRevoked, project_id: str | None) -> dict[
         "correlation_id": event.correlation_id,
         "labels": {"source": event.subject},
         "received_at": datetime.now(UTC).isoformat(),
+        "ingest_key_id": None,  # written by the platform, not through an ingest key
     }
 
 

@@ -4,9 +4,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from nats.aio.msg import Msg
+from prometheus_client import Counter
+
+log = logging.getLogger("stockade.guardrail_ingest.worker")
+
+DROPPED = Counter(
+    "guardrail_ingest_events_dropped_total",
+    "Events a store refused and the dead-letter stream refused too (full or missing), dropped after "
+    "stream.dead_letter_give_up_after further deliveries so that no batch is retried forever.",
+)
+
+
+def drop_refused(refused: list[dict[str, Any]], batch_id: object, attempts: int, why: str) -> None:
+    """Count and log events given up on: no store takes them and the dead-letter stream is full or missing."""
+    DROPPED.inc(len(refused))
+    ids = ", ".join(str(r.get("event_id"))[:64] for r in refused[:20])
+    log.error(
+        "DROPPED %d event(s) of batch %s after %d deliveries: the store refuses them and the dead-letter stream "
+        "does not take them (%s). Event ids: %s%s",
+        len(refused),
+        batch_id,
+        attempts,
+        why,
+        ids,
+        " ..." if len(refused) > 20 else "",
+    )
 
 
 @contextlib.asynccontextmanager

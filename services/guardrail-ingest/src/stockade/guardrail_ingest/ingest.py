@@ -12,6 +12,7 @@ from stockade.guardrail_ingest.active_store import ActiveStore
 from stockade.guardrail_ingest.batching import EventTooLargeError, message_limit, split_batch
 from stockade.guardrail_ingest.ingest_keys import IngestKeyVerifier
 from stockade.guardrail_ingest.jetstream import publish_batch
+from stockade.guardrail_ingest.quotas import IngestQuotas
 from stockade.guardrail_ingest.records import batch_id, to_records
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
 from stockade.guardrail_ingest.sinks.router import Stores
@@ -37,12 +38,15 @@ class Ingest:
     active: ActiveStore | None = None  # model-api's active configuration; None: always ``sink.kind``
     stores: Stores | None = None
     keys: IngestKeyVerifier | None = None  # None: ``ingest.auth = "open"`` (no authentication)
+    quotas: IngestQuotas | None = None  # per-key and per-project quotas (made from the settings)
 
     def __post_init__(self) -> None:
         if self.active is None:
             self.active = ActiveStore(self.settings.sink.kind)
         if self.keys is None and self.settings.ingest.auth == "keys":
             self.keys = IngestKeyVerifier(self.settings.ingest)
+        if self.quotas is None and self.settings.ingest.auth == "keys":  # open: no keys to be fair between
+            self.quotas = IngestQuotas(self.settings.ingest.quotas)
 
     @property
     def db_type(self) -> str:
@@ -50,7 +54,9 @@ class Ingest:
         assert self.active is not None
         return self.active.db_type
 
-    async def accept(self, batch: GuardrailBatch, db_type: str | None = None) -> BatchAccepted:
+    async def accept(
+        self, batch: GuardrailBatch, db_type: str | None = None, *, ingest_key_id: str | None = None
+    ) -> BatchAccepted:
         """Publish the batch and return only after JetStream acknowledged it (then it survives restarts).
 
         ``db_type`` is the store the caller checked the request against (default: the active one now); the queued
@@ -63,7 +69,7 @@ class Ingest:
             raise QueueUnavailableError("JetStream is not connected")
         store = db_type or self.db_type
         parts = split_batch(
-            to_records(batch),
+            to_records(batch, ingest_key_id=ingest_key_id),
             db_type=store,
             correlation_id=batch.run.run_id,
             limit=message_limit(self.nc.max_payload),

@@ -29,8 +29,11 @@ RECORD_FIELDS: tuple[str, ...] = (
     "correlation_id",
     "labels",
     "received_at",
+    "ingest_key_id",
 )
-"""Every stored event has these fields (None where unknown); ``event_id`` is unique in every store."""
+"""Every stored event has these fields (None where unknown); ``event_id`` is unique in every store.
+``ingest_key_id``: the id of the ingest key that sent the event (None: the platform's own audit records, or an
+``open`` deployment)."""
 
 
 def batch_id(batch: GuardrailBatch) -> uuid.UUID:
@@ -44,8 +47,11 @@ def records_id(event_ids: Iterable[str]) -> uuid.UUID:
     return uuid.uuid5(_BATCH_NAMESPACE, digest)
 
 
-def to_records(batch: GuardrailBatch, received_at: datetime | None = None) -> list[dict[str, Any]]:
-    """One JSON-ready record per distinct event (first occurrence wins), run fields copied onto each."""
+def to_records(
+    batch: GuardrailBatch, received_at: datetime | None = None, *, ingest_key_id: str | None = None
+) -> list[dict[str, Any]]:
+    """One JSON-ready record per distinct event (first occurrence wins), run fields copied onto each, and the
+    id of the ingest key that sent them."""
     received = (received_at or datetime.now(UTC)).isoformat()
     run = batch.run
     seen: set[str] = set()
@@ -72,6 +78,7 @@ def to_records(batch: GuardrailBatch, received_at: datetime | None = None) -> li
                 "correlation_id": run.correlation_id,
                 "labels": dict(run.labels),
                 "received_at": received,
+                "ingest_key_id": ingest_key_id,
             }
         )
     return records

@@ -22,6 +22,7 @@ from stockade.contracts.streams import (
     GUARDRAIL_DUPLICATE_WINDOW_S,
     GUARDRAIL_SINK_CONSUMER,
 )
+from stockade.guardrail_ingest.quotas import QuotaSettings
 from stockade.runtime.settings import HttpSettings, ServiceSettings
 
 _EVENTS = STREAM_LIMITS[subjects.stream_for(subjects.GUARDRAIL_EVENTS)]
@@ -190,6 +191,9 @@ class IngestSettings(BaseModel):
         ge=1,
         description="Client addresses whose failures are tracked at once (memory bound).",
     )
+    quotas: QuotaSettings = Field(
+        default_factory=QuotaSettings, description="Per-key and per-project quotas (429 with Retry-After)."
+    )
 
 
 class StreamSettings(BaseModel):
@@ -237,6 +241,13 @@ class StreamSettings(BaseModel):
             "Deliveries of a batch after which an event the store refused on its own goes to the dead-letter "
             "stream (the rest of its batch is stored on the first)."
         ),
+    )
+    dead_letter_give_up_after: int = Field(
+        default=5,
+        ge=0,
+        description="Further deliveries while the dead-letter stream refuses (full or missing) before the "
+        "refused events are dropped, counted and logged (guardrail_ingest_events_dropped_total): bounded, never "
+        "a batch retried forever holding the consumer's ack-pending room.",
     )
     dead_letter_stream: str = Field(
         default=subjects.stream_for(subjects.GUARDRAIL_DEAD_LETTERED), description="Dead-letter stream."

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from stockade.contracts import GuardrailEventsReceived
 from stockade.guardrail_ingest.dead_letters import dead_letter, publish_dead_letter
-from stockade.guardrail_ingest.delivery import deliveries_of, in_progress, sequence_of
+from stockade.guardrail_ingest.delivery import deliveries_of, drop_refused, in_progress, sequence_of
 from stockade.guardrail_ingest.metrics import STORE_ERRORS, count_stored
 from stockade.guardrail_ingest.settings import StreamSettings
 from stockade.guardrail_ingest.sinks.base import EventSink, SinkError
@@ -47,6 +47,7 @@ class WorkerStats:
     poison: int = 0
     refused: int = 0  # events the store refused, retried later (counted per delivery)
     dead_lettered: int = 0  # events sent to the dead-letter stream
+    dropped: int = 0  # refused events dropped: the dead-letter stream refused them too, past the bound
     last_error: str | None = None
     schema_ready: bool = False
     extra: dict[str, int] = field(default_factory=dict)
@@ -244,9 +245,15 @@ class SinkWorker:
                     sequence=sequence_of(msg),
                 )
                 await publish_dead_letter(self.js, self.settings, letter)
-        except Exception as exc:  # dead-letter stream missing or full: keep the batch, try again later
+        except (
+            Exception
+        ) as exc:  # dead-letter stream missing or full: try again later, a bounded number of times
             self.stats.store_errors += 1
             self.stats.last_error = f"dead-letter stream: {type(exc).__name__}: {exc}"
+            if attempts >= self.settings.dead_letter_after + self.settings.dead_letter_give_up_after:
+                drop_refused(refused, batch.event_id, attempts, self.stats.last_error)
+                self.stats.dropped += len(refused)
+                return True  # ack: the batch's other events are stored, it never blocks the consumer again
             log.warning("cannot dead-letter %d event(s): %s", len(refused), self.stats.last_error)
             await msg.nak(delay=self.settings.retry_delay_s)
             return False

@@ -114,11 +114,16 @@ class ClickHouseSink:
                 prompt_version Nullable(String),
                 correlation_id Nullable(String),
                 labels String,
-                received_at DateTime64(6, 'UTC')
+                received_at DateTime64(6, 'UTC'),
+                ingest_key_id Nullable(String)
             ) ENGINE = ReplacingMergeTree
             PARTITION BY toYYYYMM(occurred_at)
             ORDER BY (project_id, run_id, event_id)
             SETTINGS non_replicated_deduplication_window = 1000"""
+        )
+        # A table made before the column existed: add it (old rows read NULL: no key recorded then).
+        self._connected().command(
+            f"ALTER TABLE {self.table} ADD COLUMN IF NOT EXISTS ingest_key_id Nullable(String)"
         )
 
     async def write(self, records: list[dict[str, Any]], *, maybe_stored: bool = False) -> WriteOutcome:
@@ -240,6 +245,7 @@ def _row(record: dict[str, Any]) -> list[Any]:
         get("correlation_id"),
         _JSON.encode(labels) if labels else "{}",
         datetime.fromisoformat(str(get("received_at"))),
+        get("ingest_key_id"),
     ]
 
 
