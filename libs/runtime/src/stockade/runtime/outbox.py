@@ -67,7 +67,7 @@ def enqueue(session: AsyncSession, table: type[OutboxColumns], event: EventEnvel
     the request that made the change."""
     row = table()
     row.event_id = str(event.event_id)
-    row.subject = event.subject
+    row.subject = event.address()  # the subject it is published on (prompt.published.v1.<project>)
     row.payload = event.model_dump_json()
     row.headers = dict(tracing.inject(event.headers()))
     row.created_at = utcnow()

@@ -16,7 +16,7 @@ from stockade.identity import (
     is_platform_admin,
     list_api_keys,
 )
-from stockade.model_api import actions, dbconfigs, platform_audit
+from stockade.model_api import actions, dbconfigs, platform_audit, project_directory
 from stockade.model_api.deps import AdminPage, DbDep, PageUser, RelayDep, SettingsDep, read_checked_form
 from stockade.model_api.errors import CatalogueError
 from stockade.model_api.pages import render
@@ -106,6 +106,15 @@ async def create_key(request: Request, user: PageUser, db: DbDep, settings: Sett
     form = await read_checked_form(request, settings)
     scope = form.get("scope", Scope.READ.value)
     project = form.get("project").strip() or None  # ingest keys: the one project they send run events for
+    if project is not None:  # among the user's own projects only: one answer for foreign and unknown (N17)
+        mine = [
+            p.id for p in await project_directory.my_projects(db, user.user.id) if project in (p.id, p.name)
+        ]
+        await db.commit()
+        if len(mine) != 1:
+            problem = f"no project {project!r} among yours" + (" (use its id)" if mine else "")
+            return await _keys_page(request, user, db, settings, 422, errors=[problem])
+        project = mine[0]
     try:
         created = await create_api_key(
             db, user.user.id, scope=scope, deployment=settings.deployment.value, project=project
