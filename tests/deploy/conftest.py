@@ -3,7 +3,8 @@
 Substitutions, and only these: the monitoring port (a free one instead of 8222), the JetStream store directory
 (the harness passes its own with ``-sd``, which may not appear twice) and ``include agents.conf`` replaced by
 the text of the real agents.conf (the harness writes the config into a temporary directory, where the include
-would not resolve). Every password comes through the environment variable compose sets.
+would not resolve), with what an operator adds per agent: the projects it works for (:data:`AGENT_PROJECTS`,
+``prompt.published.v1.<project>``). Every password comes through the environment variable compose sets.
 """
 
 from __future__ import annotations
@@ -22,6 +23,17 @@ from stockade.testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 NATS_DIR = ROOT / "deploy" / "nats"
+AGENT_PROJECTS = {"planner": "p1", "executor": "p2"}
+"""The project each test agent works for: agents.conf grants its prompt.published.v1.<project> (deploy/nats
+README, "Adding an agent")."""
+
+
+def with_projects(agents_conf: str) -> str:
+    for agent, project in AGENT_PROJECTS.items():
+        inbox = f'"agent.{agent}.inbox", '
+        assert inbox in agents_conf
+        agents_conf = agents_conf.replace(inbox, inbox + f'"prompt.published.v1.{project}", ')
+    return agents_conf
 
 
 def password_variables(text: str) -> list[str]:
@@ -67,7 +79,7 @@ def deployment(nats_server_factory: NatsServerFactory) -> Iterator[Deployment]:
     monitor_port = free_port()
     for expected in ("include agents.conf", "http: 0.0.0.0:8222", "store_dir: /data/jetstream"):
         assert expected in text
-    text = text.replace("include agents.conf", (NATS_DIR / "agents.conf").read_text())
+    text = text.replace("include agents.conf", with_projects((NATS_DIR / "agents.conf").read_text()))
     text = text.replace("store_dir: /data/jetstream", "")
     text = text.replace("http: 0.0.0.0:8222", f"http: 127.0.0.1:{monitor_port}")
     # NATS expands $VAR values: a password must start with a letter (ENVIRONMENT.md, "Known traps").

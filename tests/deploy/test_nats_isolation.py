@@ -8,6 +8,7 @@ only oneself. The server is the ``deployment`` fixture of conftest.py (the real 
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from typing import Any
@@ -151,3 +152,72 @@ async def test_an_agent_that_fills_or_oversizes_its_bucket_blocks_only_itself(
     finally:
         await planner_limiter.store.close()  # type: ignore[attr-defined]
         await executor_limiter.store.close()  # type: ignore[attr-defined]
+
+
+async def test_an_agent_receives_only_its_projects_prompt_events(
+    deployment: Any, agents: dict[str, Agent]
+) -> None:
+    """prompt.published.v1.<project>: the planner works for p1, the executor for p2 (conftest.AGENT_PROJECTS)."""
+    from stockade.client import ClientSettings, PushSettings
+    from stockade.client.core import ClientCore
+    from stockade.client.errors import ServerUnavailableError
+    from stockade.client.push import PromptPushSubscription
+    from stockade.contracts import PromptPublished
+
+    planner, executor = agents["planner"], agents["executor"]
+    got: dict[str, list[str]] = {"planner": [], "executor": []}
+
+    def keep(name: str) -> Any:
+        async def cb(msg: Any) -> None:
+            got[name].append(msg.subject)
+
+        return cb
+
+    await planner.nc.subscribe(subjects.prompt_published("p1"), cb=keep("planner"))
+    await executor.nc.subscribe(subjects.prompt_published("p2"), cb=keep("executor"))
+    for attempt in (
+        subjects.prompt_published("p2"),
+        subjects.PROMPT_PUBLISHED_WILDCARD,
+        "prompt.published.>",
+        ">",
+    ):
+        await planner.nc.subscribe(attempt, cb=keep("planner"))
+    await sync_with_server(planner.nc, 5)
+    await sync_with_server(executor.nc, 5)
+    for attempt in (
+        subjects.prompt_published("p2"),
+        subjects.PROMPT_PUBLISHED_WILDCARD,
+        "prompt.published.>",
+        ">",
+    ):
+        assert planner.denied(attempt), (attempt, planner.errors)
+    errors: list[str] = []
+    prompt_api = await deployment.connect("prompt-api", errors)
+    try:
+        for round_ in range(50):  # the import carries interest across accounts shortly after the SUB
+            for project in ("p1", "p2", "p3"):
+                event = PromptPublished(
+                    project_id=project, prompt_name="n", version=round_ + 1, sha256="0" * 64, published_by="u"
+                )
+                await prompt_api.publish(event.address(), event.to_bytes(), headers=event.headers())
+            await sync_with_server(prompt_api, 5)
+            await sync_with_server(planner.nc, 5)
+            await sync_with_server(executor.nc, 5)
+            if got["planner"] and got["executor"]:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await prompt_api.close()
+    assert got["planner"] and set(got["planner"]) == {"prompt.published.v1.p1"}, got
+    assert got["executor"] and set(got["executor"]) == {"prompt.published.v1.p2"}, got
+    assert errors == []
+    # stockade.client's push refresh for a project the agent does not work for: refused, not silently deaf.
+    host = deployment.url.removeprefix("nats://")
+    url = f"nats://planner:{deployment.passwords['planner']}@{host}"
+    core = ClientCore(
+        "stk_x", ClientSettings(push=PushSettings(nats_url=url, project_ids=("p2",))), "http://x"
+    )
+    push = PromptPushSubscription(core, lambda project, name: None)
+    with pytest.raises(ServerUnavailableError, match="prompt.published.v1.p2"):
+        await push.start()
+    assert not core.push_active

@@ -124,7 +124,7 @@ async def test_only_the_trust_broker_writes_agent_inboxes(session: Session) -> N
 
 async def test_services_publish_only_their_own_events(session: Session) -> None:
     own = {
-        "prompt-api": subjects.PROMPT_PUBLISHED,
+        "prompt-api": subjects.prompt_published("p1"),
         "model-api": subjects.MODEL_CHANGED,
         "guardrail-ingest": subjects.GUARDRAIL_EVENTS,
         "trust-broker": subjects.TRUST_REJECTED,
@@ -139,7 +139,7 @@ async def test_services_publish_only_their_own_events(session: Session) -> None:
 async def test_prompt_api_owns_the_prompts_stream_and_nothing_else(session: Session) -> None:
     js = session.clients["prompt-api"].jetstream(timeout=5)
     await js.add_stream(name="PROMPTS", subjects=list(subjects.STREAMS["PROMPTS"]))
-    ack = await js.publish(subjects.PROMPT_PUBLISHED, b"{}", headers={"Nats-Msg-Id": "evt-1"})
+    ack = await js.publish(subjects.prompt_published("p1"), b"{}", headers={"Nats-Msg-Id": "evt-1"})
     assert ack.stream == "PROMPTS"
     denied = session.clients["prompt-api"].jetstream(timeout=1)  # a denied API request is never answered
     with pytest.raises(Exception):
@@ -293,7 +293,7 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
             subjects.agent_inbox(agent),  # AgentBus.inbox()
             subjects.agent_replies(agent),  # AgentBus.send(): the broker's answers
             subjects.agent_reply_prefix(agent) + ".>",  # replies: AgentBus.send(), rate limiter, catalogue
-            push.PROMPT_PUBLISHED,  # stockade.client push refresh
+            # stockade.client push refresh: prompt.published.v1.<project>, added per project by the operator
             catalogue.MODEL_CHANGED,  # CatalogueClient cache invalidation
             catalogue.DBCONFIG_ACTIVATED,  # CatalogueClient: another configuration's catalogue is active
         }, agent
@@ -305,7 +305,7 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
         ("stream", subjects.AGENT_INBOX_WILDCARD),
         ("stream", subjects.AGENT_REPLY_WILDCARD),
         ("service", subjects.TRUST_SUBMIT_WILDCARD),
-        ("stream", push.PROMPT_PUBLISHED),
+        ("stream", push.PROMPT_PUBLISHED_WILDCARD),
         ("service", catalogue.MODEL_CMD_GET),
         ("stream", catalogue.MODEL_CHANGED),
         ("stream", catalogue.DBCONFIG_ACTIVATED),
@@ -369,7 +369,8 @@ async def test_an_agent_runs_stockade_client_push_refresh_with_its_own_credentia
 
     host = deployment.server.url.removeprefix("nats://")
     url = f"nats://planner:{deployment.passwords['planner']}@{host}"
-    core = ClientCore("stk_test", ClientSettings(push=PushSettings(nats_url=url)), "http://prompt-api")
+    push_settings = PushSettings(nats_url=url, project_ids=("p1",))  # the project the planner works for
+    core = ClientCore("stk_test", ClientSettings(push=push_settings), "http://prompt-api")
     core.cache.put(prompt_key("p1", "greeting"), {"version": 1}, etag='"v1"')
     stale: list[tuple[str, str]] = []
     push = PromptPushSubscription(core, lambda project, name: stale.append((project, name)))
@@ -387,7 +388,7 @@ async def test_an_agent_runs_stockade_client_push_refresh_with_its_own_credentia
                 published_by="u",
             )
             await session.clients["prompt-api"].publish(
-                event.subject, event.to_bytes(), headers=event.headers()
+                event.address(), event.to_bytes(), headers=event.headers()
             )
             await session.flush()
             for _ in range(20):
@@ -399,7 +400,7 @@ async def test_an_agent_runs_stockade_client_push_refresh_with_its_own_credentia
     finally:
         await push.stop()
     assert stale == [("p1", "greeting")]  # the cached copy was invalidated and a refresh asked for
-    assert await denied_publish(session, "planner", subjects.PROMPT_PUBLISHED)
+    assert await denied_publish(session, "planner", subjects.prompt_published("p1"))
 
 
 async def test_an_agent_looks_models_up_in_the_catalogue_with_its_own_credentials(

@@ -216,7 +216,9 @@ async def step_prompt_push(p: Platform, key: str, project: str) -> None:
 
         await publish("Hello from version one")
         agent_http = httpx.AsyncClient(base_url=api, timeout=10, event_hooks={"response": [record]})
-        settings = ClientSettings(base_url=api, push=PushSettings(nats_url=p.agent_url("planner")))
+        # The demo agents work for the demo project: the planner may read its prompt.published.v1.<project>.
+        push = PushSettings(nats_url=p.agent_url("planner"), project_ids=(project,))
+        settings = ClientSettings(base_url=api, push=push)
         async with AsyncStockadeClient(key, settings, http_client=agent_http) as agent:
             assert (await agent.get_prompt(project, PROMPT)).version == 1
             asked = len(seen)

@@ -363,7 +363,7 @@ async def publish_through(
     from sqlalchemy import func, select
 
     from stockade.contracts import PromptPublished
-    from stockade.contracts.subjects import PROMPT_PUBLISHED
+    from stockade.contracts.subjects import PROMPT_PUBLISHED_WILDCARD
     from stockade.prompt_api.migrate import upgrade
     from stockade.prompt_api.tables import OutboxEvent
     from stockade.runtime import create_engine, session_factory
@@ -416,7 +416,7 @@ async def publish_through(
         nc = await nats.connect(nats_url.split(","), **who("observer"))
         try:
             js = nc.jetstream()
-            sub = await js.subscribe(PROMPT_PUBLISHED, ordered_consumer=True)
+            sub = await js.subscribe(PROMPT_PUBLISHED_WILDCARD, ordered_consumer=True)
             pending = (await js.stream_info("PROMPTS")).state.messages
             for _ in range(pending):
                 msg = await sub.next_msg(timeout=10)

@@ -129,3 +129,14 @@ def test_a_non_loopback_host_is_recognised() -> None:
     assert nats_auth.is_loopback("127.0.0.1") and nats_auth.is_loopback("::1")
     assert nats_auth.is_loopback("localhost")
     assert not nats_auth.is_loopback("0.0.0.0") and not nats_auth.is_loopback("192.168.1.4")
+
+
+def test_the_demo_agents_are_granted_the_demo_projects_events_only(tmp_path: Path) -> None:
+    auth = nats_auth.prepare(tmp_path, "127.0.0.1", 1, ["pdemo"])
+    text = (auth.config_path.parent / "agents.conf").read_text()
+    for agent in ("planner", "executor", "intern", "treasurer"):
+        assert f'"agent.{agent}.inbox", "{subjects.prompt_published("pdemo")}", ' in text
+    grants = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    assert grants.count("prompt.published.v1.") == 4  # one grant per agent, no other project, no wildcard
+    again = nats_auth.prepare(tmp_path, "127.0.0.1", 1)  # a later start: the projects of the first
+    assert (again.config_path.parent / "agents.conf").read_text() == text

@@ -17,7 +17,7 @@ from stockade.client import (
     StockadeClient,
 )
 from stockade.contracts.nats_sync import sync_with_server
-from stockade.contracts.subjects import PROMPT_PUBLISHED
+from stockade.contracts.subjects import PROMPT_PUBLISHED_WILDCARD
 
 pytestmark = [pytest.mark.postgres, pytest.mark.nats]
 
@@ -39,7 +39,7 @@ async def published(nats_url, publish, project_id, prompt_name, version):
     there is: one that subscribes later never sees it)."""
     watcher = await nats.connect(nats_url)
     try:
-        events = await watcher.subscribe(PROMPT_PUBLISHED)
+        events = await watcher.subscribe(PROMPT_PUBLISHED_WILDCARD)
         await sync_with_server(watcher)
         await publish
         while True:

@@ -22,8 +22,10 @@ def test_committed_document_matches_the_contracts() -> None:
 def test_every_subject_has_a_channel_with_a_payload() -> None:
     document = asyncapi.document()
     addresses = {channel["address"] for channel in document["channels"].values()}
-    assert set(subjects.EVENTS) | set(subjects.COMMANDS) <= addresses
-    assert {"trust.submit.{receiver}", "agent.{receiver}.inbox"} <= addresses
+    events = set(subjects.EVENTS) - {subjects.PROMPT_PUBLISHED}
+    assert events | set(subjects.COMMANDS) <= addresses
+    assert {"trust.submit.{receiver}", "agent.{receiver}.inbox", "agent.{sender}.reply.{token}"} <= addresses
+    assert "prompt.published.v1.{project_id}" in addresses  # one subject per project
     assert all("payload" in message for message in document["components"]["messages"].values())
 
 

@@ -48,10 +48,19 @@ def test_every_constant_is_listed_as_event_or_command():
 
 
 def test_every_event_has_exactly_one_stream():
+    stored_as = {subjects.PROMPT_PUBLISHED: subjects.PROMPT_PUBLISHED_WILDCARD}  # one subject per project
     for event in subjects.EVENTS:
-        owners = [s for s, subs in subjects.STREAMS.items() if event in subs]
+        owners = [s for s, subs in subjects.STREAMS.items() if stored_as.get(event, event) in subs]
         assert len(owners) == 1, f"{event} is stored by {owners}"
         assert subjects.stream_for(event) == owners[0]
+    assert subjects.stream_for(subjects.prompt_published("p1")) == "PROMPTS"
+
+
+def test_prompt_events_carry_their_project_and_nothing_else():
+    assert subjects.prompt_published("0f3a_b-9") == "prompt.published.v1.0f3a_b-9"
+    for bad in ["a.b", "*", ">", "", "a b", "x" * 65]:
+        with pytest.raises(ValueError):
+            subjects.prompt_published(bad)
 
 
 def test_agent_subjects_reject_wildcards_and_dots():

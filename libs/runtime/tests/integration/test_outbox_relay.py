@@ -18,7 +18,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import DeclarativeBase
 
 from stockade.contracts import ModelChanged, PromptPublished
-from stockade.contracts.subjects import MODEL_CHANGED, PROMPT_PUBLISHED
+from stockade.contracts.subjects import MODEL_CHANGED, PROMPT_PUBLISHED_WILDCARD
 from stockade.runtime.db import create_engine, session_factory
 from stockade.runtime.db_types import utcnow
 from stockade.runtime.nats import LazyNatsConnection
@@ -122,7 +122,7 @@ async def test_rows_are_sent_once_in_order_and_a_resend_is_stored_once(sessions,
         assert [msg_id for msg_id, _ in models] == [ids[0], ids[2], ids[3]]
         assert [body["model_id"] for _, body in models] == ["m-1", "m-2", "m-3"]
         assert [body["event_id"] for _, body in models] == [ids[0], ids[2], ids[3]]
-        [(prompt_id, prompt_body)] = await stream_messages(server.url, "PROMPTS", PROMPT_PUBLISHED)
+        [(prompt_id, prompt_body)] = await stream_messages(server.url, "PROMPTS", PROMPT_PUBLISHED_WILDCARD)
         assert prompt_id == ids[1] == prompt_body["event_id"]
 
         # A crash between publish and mark (or a second replica) sends a row again: JetStream keeps it once.

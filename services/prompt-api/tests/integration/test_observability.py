@@ -12,7 +12,7 @@ import nats
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from stockade.contracts.subjects import PROMPT_PUBLISHED
+from stockade.contracts.subjects import PROMPT_PUBLISHED_WILDCARD
 from stockade.prompt_api.settings import OutboxSettings
 from stockade.runtime.logging import configure_logging
 from stockade.runtime.settings import LogSettings
@@ -102,7 +102,7 @@ async def test_traceparent_reaches_the_log_line_and_the_published_event(app_fact
             await asyncio.sleep(0.1)
     nc = await nats.connect(nats_url)
     try:
-        sub = await nc.jetstream().subscribe(PROMPT_PUBLISHED, ordered_consumer=True)
+        sub = await nc.jetstream().subscribe(PROMPT_PUBLISHED_WILDCARD, ordered_consumer=True)
         while True:  # the stream may hold other tests' events: find this one
             msg = await sub.next_msg(timeout=15)
             if json.loads(msg.data)["project_id"] == world.direct.id:

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from stockade.contracts.replies import HealthReply
-from stockade.contracts.subjects import PROMPT_HEALTH, PROMPT_PUBLISHED, SKILL_PUBLISHED
+from stockade.contracts.subjects import PROMPT_HEALTH, SKILL_PUBLISHED, prompt_published
 from stockade.prompt_api.settings import OutboxSettings
 from stockade.prompt_api.tables import OutboxEvent
 from stockade.testing.availability import server_unavailable
@@ -73,7 +73,7 @@ async def test_events_are_published_after_commit_with_msg_id(app_factory, world,
     nc = await nats.connect(nats_url)
     try:
         js = nc.jetstream()
-        [(prompt_event, headers)] = await _collect(js, PROMPT_PUBLISHED, world.direct.id, 1)
+        [(prompt_event, headers)] = await _collect(js, prompt_published(world.direct.id), world.direct.id, 1)
         [(skill_event, _)] = await _collect(js, SKILL_PUBLISHED, world.direct.id, 1)
     finally:
         await nc.close()
@@ -81,7 +81,7 @@ async def test_events_are_published_after_commit_with_msg_id(app_factory, world,
     assert prompt_event["sha256"] == r.json()["sha256"] and prompt_event["published_by"] == world.alice.id
     assert skill_event["skill_name"] == "ev-skill" and skill_event["sha256"] == r2.json()["sha256"]
     ids = {row.subject: row.event_id for row in rows}
-    assert headers["Nats-Msg-Id"] == prompt_event["event_id"] == ids[PROMPT_PUBLISHED]
+    assert headers["Nats-Msg-Id"] == prompt_event["event_id"] == ids[prompt_published(world.direct.id)]
 
 
 async def test_publish_succeeds_during_a_nats_outage_and_the_event_follows(app_factory, world, sessions):
@@ -124,7 +124,7 @@ async def test_publish_succeeds_during_a_nats_outage_and_the_event_follows(app_f
             rows = await _wait_sent(sessions, 2)
             nc = await nats.connect(url)
             try:
-                got = await _collect(nc.jetstream(), PROMPT_PUBLISHED, world.direct.id, 2)
+                got = await _collect(nc.jetstream(), prompt_published(world.direct.id), world.direct.id, 2)
                 info = await nc.jetstream().stream_info("PROMPTS")
                 # the bus connected in the background (the relay's connection): it answers health too
                 health = HealthReply.model_validate_json(

@@ -8,6 +8,9 @@ monitoring port (none) differ.
 Passwords are generated once per state directory and kept in ``<state>/nats/credentials.json`` (0600, the
 directory 0700); nats-server and each service get theirs through the environment, never on a command line.
 ``<state>/nats/agents.env`` holds each agent's ``NATS_AGENT_<ID>_PASSWORD`` for running agents by hand.
+
+The agents work for the demo project: each is granted its ``prompt.published.v1.<project>`` (push refresh), as
+an operator adds a project to an agent in agents.conf. The projects are kept in ``<state>/nats/projects.json``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import secrets
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+
+from stockade.contracts import subjects
 
 SERVICE_USERS = ("prompt-api", "model-api", "guardrail-ingest", "trust-broker")
 _VARIABLE = re.compile(r"\$(NATS_[A-Z0-9_]+_PASSWORD)")
@@ -97,10 +102,30 @@ def _passwords(directory: Path) -> dict[str, str]:
     return passwords
 
 
-def prepare(state_dir: Path, host: str, port: int) -> NatsAuth:
-    """Write ``<state>/nats/nats.conf`` (deploy/nats's accounts and permissions) and the credentials."""
+def agents_conf(projects: list[str]) -> str:
+    """The shipped agents.conf with every agent granted the events of ``projects``."""
+    text = shipped("agents.conf")
+    grants = "".join(f'"{subjects.prompt_published(p)}", ' for p in projects)
+    return re.sub(r'("agent\.[A-Za-z0-9_-]+\.inbox", )', lambda m: m.group(1) + grants, text)
+
+
+def _projects(directory: Path, projects: list[str] | None) -> list[str]:
+    path = directory / "projects.json"
+    if projects is None:
+        if not path.exists():
+            return []
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+        return [str(p) for p in loaded] if isinstance(loaded, list) else []
+    _write_private(path, json.dumps(projects) + "\n")
+    return projects
+
+
+def prepare(state_dir: Path, host: str, port: int, projects: list[str] | None = None) -> NatsAuth:
+    """Write ``<state>/nats/nats.conf`` (deploy/nats's accounts and permissions) and the credentials; the
+    agents work for ``projects`` (None: those of the last start)."""
     directory = _private_dir(state_dir / "nats")
     passwords = _passwords(directory)
+    agent_projects = _projects(directory, projects)
     text = shipped("nats-server.conf")
     replacements = {
         "listen: 0.0.0.0:4222": f"listen: {json.dumps(f'{host}:{port}')}",
@@ -112,7 +137,7 @@ def prepare(state_dir: Path, host: str, port: int) -> NatsAuth:
             raise RuntimeError(f"the shipped nats-server.conf no longer contains {old!r}")
         text = text.replace(old, new)
     config = directory / "nats.conf"
-    _write_private(directory / "agents.conf", shipped("agents.conf"))
+    _write_private(directory / "agents.conf", agents_conf(agent_projects))
     _write_private(config, text)
     variables = {v: passwords[user_of(v)] for v in password_variables()}
     env_lines = [f"{v}={p}" for v, p in variables.items() if v.startswith("NATS_AGENT_")]

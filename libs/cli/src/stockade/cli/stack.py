@@ -145,7 +145,8 @@ def child_env(cfg: StackConfig, prefix: str = "", port: int | None = None) -> di
 
 def start_nats(cfg: StackConfig) -> Child:
     binary = find_nats_server()
-    cfg.nats_auth = auth = prepare(cfg.state_dir, cfg.host, cfg.nats_port)
+    projects = [cfg.audit_project_id] if cfg.audit_project_id else None  # the demo agents' project
+    cfg.nats_auth = auth = prepare(cfg.state_dir, cfg.host, cfg.nats_port, projects)
     argv = [binary, "-c", str(auth.config_path), "-n", "stockade-embedded"]
     env = {**child_env(cfg), **auth.variables}  # passwords through the environment, never argv
     child = spawn("nats-server", argv, env=env, log_dir=cfg.log_dir, cwd=cfg.state_dir)

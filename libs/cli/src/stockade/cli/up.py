@@ -64,15 +64,15 @@ def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: lis
             f"({cfg.state_dir / 'nats'}), but the demo sign-in and keys printed below work for anyone who can "
             "reach these ports, over plain HTTP. Use --host 127.0.0.1 unless that is what you want."
         )
+    with progress.starting("database", f"SQLite {cfg.db_path} (migrate, seed demo data if empty)"):
+        demo = prepare_database(cfg.state_dir, cfg.db_url)
+    if demo is not None and cfg.audit_project_id is None:
+        cfg.audit_project_id = demo.project_id  # the demo agents work for it (NATS grants, audit trail)
     with progress.starting(
         "nats-server",
         f"{cfg.nats_url}, deploy/nats users and permissions, JetStream in {cfg.state_dir / 'nats'}",
     ):
         children.append(start_nats(cfg))
-    with progress.starting("database", f"SQLite {cfg.db_path} (migrate, seed demo data if empty)"):
-        demo = prepare_database(cfg.state_dir, cfg.db_url)
-    if demo is not None and cfg.audit_project_id is None:
-        cfg.audit_project_id = demo.project_id
     write_guardrails_config(cfg.guardrails_config_path, cfg.toxicity_url)
     started: dict[str, Child] = {}
     for name in SERVICES:

@@ -1,4 +1,8 @@
-"""Push refresh: a NATS subscription to prompt.published.v1 that invalidates cached prompts at once.
+"""Push refresh: a NATS subscription to prompt.published.v1.<project> that invalidates cached prompts at once.
+
+prompt-api publishes each event on its project's subject (``subjects.prompt_published``), and deploy/nats grants
+an agent only the projects it works for: list them in ``PushSettings.project_ids``. A subscription the server
+refuses fails ``start()`` (a push that never arrives must not let stale copies be trusted).
 
 nats-py comes with the ``push`` extra and is imported only when push is started.
 """
@@ -17,7 +21,7 @@ from stockade.client.core import ClientCore
 from stockade.client.errors import ServerUnavailableError
 from stockade.contracts.envelope import PromptPublished
 from stockade.contracts.nats_sync import sync_with_server
-from stockade.contracts.subjects import PROMPT_PUBLISHED
+from stockade.contracts.subjects import PROMPT_PUBLISHED, PROMPT_PUBLISHED_WILDCARD, prompt_published
 
 log = logging.getLogger("stockade.client")
 
@@ -41,6 +45,7 @@ class PromptPushSubscription:
         self._core = core
         self._on_stale = on_stale
         self._nc: Any = None
+        self._errors: list[str] = []
 
     async def start(self) -> None:
         url = self._core.settings.push.nats_url
@@ -63,8 +68,21 @@ class PromptPushSubscription:
                 ),
                 timeout=timeout,
             )
-            await nc.subscribe(PROMPT_PUBLISHED, cb=self._on_message)
-            await sync_with_server(nc, timeout)
+            projects = self._core.settings.push.project_ids
+            wanted = [prompt_published(p) for p in projects] or [PROMPT_PUBLISHED_WILDCARD]
+            for subject in wanted:
+                await nc.subscribe(subject, cb=self._on_message)
+            await sync_with_server(nc, timeout)  # a refusal's -ERR arrives before this PONG
+            refused = [
+                s for s in wanted if any(f'"{s.lower()}"' in e and "violation" in e for e in self._errors)
+            ]
+            if refused:
+                raise PermissionError(f"the NATS user may not subscribe to {', '.join(refused)}")
+        except PermissionError as exc:
+            await nc.close()
+            raise ServerUnavailableError(
+                f"push refresh: {exc} (push.project_ids, deploy/nats/agents.conf)"
+            ) from exc
         except (OSError, TimeoutError, nats.errors.Error) as exc:
             await nc.close()
             # the URL is not quoted: it may hold NATS credentials
@@ -79,6 +97,7 @@ class PromptPushSubscription:
             await nc.drain()
 
     async def _error(self, exc: Exception) -> None:
+        self._errors.append(str(exc).lower())
         log.debug("push refresh: NATS error %s: %s", type(exc).__name__, exc)
 
     async def _disconnected(self) -> None:

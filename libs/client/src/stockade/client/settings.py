@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -42,6 +44,12 @@ class PushSettings(BaseModel):
         default=None, description="NATS server to subscribe on; None turns push off."
     )
     connect_timeout_s: float = Field(default=2.0, gt=0, description="Timeout of the NATS connection.")
+    project_ids: tuple[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")], ...] = Field(
+        default=(),
+        description="Projects whose prompt.published.v1.<project> events to follow: an agent on deploy/nats "
+        "may read only the projects it works for. Empty: every project (prompt.published.v1.*), on a bus "
+        "without per-project grants.",
+    )
 
 
 class ClientSettings(BaseModel):

@@ -43,8 +43,20 @@ _EVENT_HEADERS: Final = _header_schema(
     _TRACE,
 )
 _SUBMIT_HEADERS: Final = _header_schema(
-    {agent_wire.ATTESTATION: "The AttestationEnvelope's JSON (stockade.guardrails.trust)."}, _TRACE
+    {agent_wire.ATTESTATION: "The AttestationEnvelope's JSON (stockade.guardrails.trust)."},
+    {
+        agent_wire.REPLY_TOKEN: "The sender's token: the broker answers on agent.<sender>.reply.<token>, the "
+        "sender being the NATS user the server names in Nats-Request-Info.",
+        **_TRACE,
+    },
 )
+_ADDRESSES: Final = {
+    subjects.PROMPT_PUBLISHED: (
+        f"{subjects.PROMPT_PUBLISHED}.{{project_id}}",
+        {"project_id": {"description": "The prompt's project: agents are granted their projects' only."}},
+    )
+}
+"""Events published on a subject narrower than their name (EventEnvelope.address)."""
 _INBOX_HEADERS: Final = _header_schema(
     {
         agent_wire.SENDER: "Verified sender agent id.",
@@ -147,12 +159,11 @@ def _events(b: _Builder) -> None:
         model = models[subject]
         spec = STREAM_SPECS[subjects.stream_for(subject)]
         stream = {"name": spec.name, "retention": spec.retention, "discard": spec.limits.discard}
-        cid = b.channel(
-            subject,
-            model.__name__,
-            b.message(model.__name__, model, _EVENT_HEADERS),
-            **{"x-stockade-stream": stream},
-        )
+        address, parameters = _ADDRESSES.get(subject, (subject, None))
+        extra: dict[str, Any] = {"x-stockade-stream": stream}
+        if parameters:
+            extra["parameters"] = parameters
+        cid = b.channel(address, model.__name__, b.message(model.__name__, model, _EVENT_HEADERS), **extra)
         b.operation(cid, model.__name__, "send", f"A service publishes {subject} into stream {spec.name}.")
 
 
@@ -176,12 +187,18 @@ def _agent_traffic(b: _Builder) -> None:
     cid = b.channel(
         f"{subjects.TRUST_SUBMIT_PREFIX}.{{receiver}}", "AgentSubmission", submit, parameters=receiver
     )
+    b.operation(cid, "AgentSubmission", "receive", "The trust-broker verifies an attested message.")
+    sender = {
+        "sender": {"description": "The submitting agent: the NATS user the server authenticated."},
+        "token": {"description": "The sender's Stockade-Reply-Token."},
+    }
+    reply = {"$ref": "#/components/messages/AgentSubmissionReply"}
+    cid = b.channel("agent.{sender}.reply.{token}", "AgentSubmissionReply", reply, parameters=sender)
     b.operation(
         cid,
-        "AgentSubmission",
-        "receive",
-        "The trust-broker verifies an attested message.",
-        ("AgentSubmissionReply",),
+        "AgentSubmissionReply",
+        "send",
+        "The trust-broker's answer (delivered or rejected), never on a subject the sender names.",
     )
     inbox = b.message("AgentDelivery", _BYTES, _INBOX_HEADERS, json_body=False)
     cid = b.channel("agent.{receiver}.inbox", "AgentDelivery", inbox, parameters=receiver)

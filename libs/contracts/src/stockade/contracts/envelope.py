@@ -37,6 +37,10 @@ class EventEnvelope(BaseModel):
     def _utc(cls, value: datetime) -> datetime:
         return value.astimezone(UTC)
 
+    def address(self) -> str:
+        """The subject this event is published on: its :attr:`subject`, unless the event names a narrower one."""
+        return self.subject
+
     def headers(self) -> dict[str, str]:
         """NATS headers for publishing: JetStream dedupes on ``Nats-Msg-Id``."""
         return {MSG_ID: str(self.event_id), SCHEMA_VERSION: str(self.schema_version)}
@@ -46,6 +50,8 @@ class EventEnvelope(BaseModel):
 
 
 class PromptPublished(EventEnvelope):
+    """Published on ``prompt.published.v1.<project_id>`` (:meth:`address`): agents read their projects' only."""
+
     subject: ClassVar[str] = subjects.PROMPT_PUBLISHED
 
     project_id: str
@@ -53,6 +59,9 @@ class PromptPublished(EventEnvelope):
     version: int
     sha256: str
     published_by: str
+
+    def address(self) -> str:
+        return subjects.prompt_published(self.project_id)
 
 
 class SkillPublished(EventEnvelope):

@@ -66,14 +66,20 @@ async def ensure_stream(js: JetStreamContext, spec: StreamSpec, *, replicas: int
                     "this stream's max_bytes setting; deploy/README.md, JetStream limits)"
                 ) from exc
             raise
-    return await _fill_missing_limits(js, info, bounds, replicas)
+    return await _fill_missing_limits(js, info, bounds, replicas, spec.subjects)
 
 
 async def _fill_missing_limits(
-    js: JetStreamContext, info: StreamInfo, bounds: StreamLimits, replicas: int = 1
+    js: JetStreamContext,
+    info: StreamInfo,
+    bounds: StreamLimits,
+    replicas: int = 1,
+    subjects: tuple[str, ...] = (),
 ) -> StreamInfo:
     config = info.config
-    missing: dict[str, float | int] = {}
+    missing: dict[str, float | int | list[str]] = {}
+    if subjects and set(config.subjects or ()) != set(subjects):  # the layout changed (prompt.published.v1.*)
+        missing["subjects"] = list(subjects)
     if (config.num_replicas or 1) < replicas:  # moved onto a cluster: more copies, never fewer
         missing["num_replicas"] = replicas
     if not config.max_bytes or config.max_bytes < 0:

@@ -1,9 +1,10 @@
 """Every NATS subject and JetStream stream of Stockade, named here and nowhere else.
 
 Rules (checked by tests): events are past tense and versioned, ``<domain>.<fact>.v<N>``; commands
-(request/reply) carry ``.cmd.``, ``<domain>.cmd.<verb>.v<N>``. Agent traffic is the one place where a subject
-carries an id, because NATS permissions work on subjects: senders publish to ``trust.submit.<receiver>``, only the
-trust-broker may publish to ``agent.<receiver>.inbox``.
+(request/reply) carry ``.cmd.``, ``<domain>.cmd.<verb>.v<N>``. A subject carries an id only where NATS
+permissions must tell its readers apart: agent traffic (senders publish to ``trust.submit.<receiver>``, only the
+trust-broker may publish to ``agent.<receiver>.inbox``) and the one event agents receive about tenants' content,
+``prompt.published.v1.<project id>`` (an agent is granted the projects it works for, never every tenant's).
 """
 
 from __future__ import annotations
@@ -31,6 +32,19 @@ EVENTS: Final[tuple[str, ...]] = (
     GUARDRAIL_DEAD_LETTERED,
     TRUST_REJECTED,
 )
+
+PROMPT_PUBLISHED_WILDCARD: Final = "prompt.published.v1.*"
+"""Where prompt-api publishes :data:`PROMPT_PUBLISHED`: one subject per project (:func:`prompt_published`)."""
+
+_PROJECT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def prompt_published(project_id: str) -> str:
+    """The subject of a prompt.published.v1 event of ``project_id``: agents subscribe to their projects' only."""
+    if not _PROJECT_ID.fullmatch(project_id):
+        raise ValueError(f"project id {project_id!r} cannot be a subject token")
+    return f"{PROMPT_PUBLISHED}.{project_id}"
+
 
 # --- commands (request/reply) ------------------------------------------------------------------------------
 MODEL_CMD_GET: Final = "model.cmd.get.v1"
@@ -133,7 +147,7 @@ def receiver_of_submit(subject: str) -> str:
 
 # --- JetStream streams: durable, one per domain ------------------------------------------------------------
 STREAMS: Final[dict[str, tuple[str, ...]]] = {
-    "PROMPTS": (PROMPT_PUBLISHED, SKILL_PUBLISHED),
+    "PROMPTS": (PROMPT_PUBLISHED_WILDCARD, SKILL_PUBLISHED),
     "MODELS": (MODEL_CHANGED, DBCONFIG_ACTIVATED),
     "IDENTITY": (APIKEY_REVOKED,),
     "GUARDRAIL_EVENTS": (GUARDRAIL_EVENTS,),
@@ -152,7 +166,9 @@ COMMAND_PATTERN: Final = re.compile(r"^[a-z][a-z_]*\.cmd\.[a-z][a-z_]*\.v[0-9]+$
 
 
 def stream_for(subject: str) -> str:
-    """Name of the stream that stores ``subject``."""
+    """Name of the stream that stores ``subject`` (an event's name, or the subject it is published on)."""
+    if subject == PROMPT_PUBLISHED or subject.startswith(PROMPT_PUBLISHED + "."):
+        subject = PROMPT_PUBLISHED_WILDCARD
     for stream, subjects in STREAMS.items():
         if subject in subjects:
             return stream
