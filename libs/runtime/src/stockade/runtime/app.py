@@ -18,7 +18,6 @@ back, and its routes read it with :func:`service_of` (checked against the class 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -39,6 +38,7 @@ from stockade.runtime.health import ReadinessCheck, database_check, health_route
 from stockade.runtime.observability import install_observability
 from stockade.runtime.security_headers import install_security_headers
 from stockade.runtime.settings import ServiceSettings
+from stockade.runtime.shutdown import GRACE_S, ShutdownDeadline, cancel_within
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +97,8 @@ def create_service_app(
     the subscribers then), and readiness does not depend on it."""
     state: ServiceState[S] = ServiceState(settings=settings, nats_required=wait_for_nats)
 
-    async def connect_later(broker: NatsBroker) -> None:
-        connection = await connect_broker(broker, settings.nats, wait_s=math.inf)
+    async def connect_later(broker: NatsBroker, stopping: asyncio.Event) -> None:
+        connection = await connect_broker(broker, settings.nats, wait_s=math.inf, until=stopping)
         try:
             await _start_subscribers(broker)
         except (
@@ -119,15 +119,20 @@ def create_service_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Every stop step runs within what is left of one budget (stockade.runtime.shutdown): a step that would
+        # wait forever is cancelled, then abandoned and named in the log, and the next one still runs.
+        stopping = ShutdownDeadline(settings.shutdown_timeout_s, service=settings.service_name)
         async with AsyncExitStack() as stack:
             if uses_db:
                 state.engine = create_engine(settings.db)
                 state.sessions = session_factory(state.engine)
-                stack.push_async_callback(state.engine.dispose)
+                stack.push_async_callback(stopping.step, "database engine", state.engine.dispose)
             broker = None
             if uses_nats:
                 broker = state.broker = make_broker(settings.nats, name=settings.service_name)
-                stack.push_async_callback(stop_broker, broker, settings.nats.drain_timeout_s)
+                stack.push_async_callback(
+                    stopping.step, "NATS bus", stop_broker, broker, settings.nats.drain_timeout_s
+                )
                 if health_subject:
                     declare_health(broker, health_subject, settings.service_name)
                 if wait_for_nats:
@@ -136,16 +141,23 @@ def create_service_app(
                 own = await on_startup(state)
                 state.own = own
                 if on_shutdown is not None:
-                    stack.push_async_callback(on_shutdown, own)
+                    stack.push_async_callback(stopping.step, "service shutdown hook", on_shutdown, own)
             if broker is not None:
                 if wait_for_nats:
                     await _start_subscribers(broker)
                 else:
-                    connecting = asyncio.create_task(connect_later(broker), name="nats-connect")
-                    stack.push_async_callback(_cancel, connecting)
+                    given_up = asyncio.Event()
+                    connecting = asyncio.create_task(connect_later(broker, given_up), name="nats-connect")
+                    stack.push_async_callback(
+                        stopping.step, "background NATS connect", _stop_connecting, connecting, given_up
+                    )
             log.info("%s ready", settings.service_name)
             yield
             log.info("%s stopping", settings.service_name)
+        if stopping.abandoned:
+            log.error("%s stopped, abandoning: %s", settings.service_name, ", ".join(stopping.abandoned))
+        else:
+            log.info("%s stopped", settings.service_name)
 
     # FastAPI's own OpenTelemetry spans (one per request plus one per dependency, endpoint and serialisation) turn
     # on as soon as a tracer provider is installed and tripled the cost of a trivial request here (44 -> 145 us):
@@ -166,10 +178,11 @@ async def _start_subscribers(broker: NatsBroker) -> None:
     await sync_with_server(broker.connection, 5)
 
 
-async def _cancel(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
+async def _stop_connecting(task: asyncio.Task[None], given_up: asyncio.Event) -> None:
+    """End the background connect: the retry loop sees ``given_up`` at its next attempt, and the task is cancelled
+    (again and again: nats-py can swallow one cancellation) for at most a second."""
+    given_up.set()
+    await cancel_within(task, GRACE_S)
 
 
 def service_state(request: Request) -> ServiceState[Any]:

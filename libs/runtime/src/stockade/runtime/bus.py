@@ -26,6 +26,7 @@ from nats.aio.client import Client as NatsClient
 
 from stockade.runtime.nats import connect_with_retries, logged_error
 from stockade.runtime.settings import NatsSettings
+from stockade.runtime.shutdown import GRACE_S, finish_within
 
 log = logging.getLogger(__name__)
 # FastStream logs every message it handles: at DEBUG here; a handler's exception is still logged as an error
@@ -62,23 +63,25 @@ def make_broker(settings: NatsSettings, *, name: str, **overrides: Any) -> NatsB
 
 
 async def connect_broker(
-    broker: NatsBroker, settings: NatsSettings, *, wait_s: float | None = None
+    broker: NatsBroker,
+    settings: NatsSettings,
+    *,
+    wait_s: float | None = None,
+    until: asyncio.Event | None = None,
 ) -> NatsClient:
-    """Connect ``broker``, retrying for ``wait_s`` (default ``settings.startup_wait_s``); its nats-py client."""
-    await connect_with_retries(settings, broker.connect, wait_s=wait_s)
+    """Connect ``broker``, retrying for ``wait_s`` (default ``settings.startup_wait_s``) or until ``until`` is
+    set; its nats-py client."""
+    await connect_with_retries(settings, broker.connect, wait_s=wait_s, until=until)
     return broker.connection
 
 
 async def stop_broker(broker: NatsBroker, timeout_s: float) -> None:
-    """Stop the subscribers (in-flight handlers finish) and drain the connection; never longer than
-    ``timeout_s``."""
+    """Stop the subscribers (in-flight handlers finish) and drain the connection. Past ``timeout_s``, or if that
+    failed, the stop is cancelled and the connection closed, within a second (:mod:`stockade.runtime.shutdown`)."""
     connection = broker._connection  # None when the broker never connected
-    try:
-        await asyncio.wait_for(broker.stop(), timeout=timeout_s)
-    except Exception as exc:  # stopping must not block shutdown
-        log.warning("NATS drain did not finish cleanly: %s: %s", type(exc).__name__, exc)
-        if connection is not None and not connection.is_closed:
-            await connection.close()
+    await finish_within(broker.stop(), "NATS drain", timeout_s, service="bus")
+    if connection is not None and not connection.is_closed:
+        await finish_within(connection.close(), "NATS close", GRACE_S, service="bus")
 
 
 async def raw_body(message: StreamMessage[Any]) -> bytes:

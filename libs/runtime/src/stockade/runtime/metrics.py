@@ -22,6 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from stockade.runtime.shutdown import finish_within
+
 log = logging.getLogger(__name__)
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -133,6 +135,5 @@ class MetricsServer:
         if self._task is None:
             return
         self._server.should_exit = True
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._task, timeout=5.0)
+        await finish_within(self._task, "metrics server", 5.0, service="metrics")
         self._task = None

@@ -17,6 +17,7 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
 from stockade.runtime.settings import NatsSettings
+from stockade.runtime.shutdown import GRACE_S, finish_within
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -46,15 +47,24 @@ async def connect_nats(settings: NatsSettings, *, name: str = "stockade") -> Nat
 
 
 async def connect_with_retries(
-    settings: NatsSettings, connect: Callable[[], Awaitable[T]], *, wait_s: float | None = None
+    settings: NatsSettings,
+    connect: Callable[[], Awaitable[T]],
+    *,
+    wait_s: float | None = None,
+    until: asyncio.Event | None = None,
 ) -> T:
-    """Run ``connect`` until it succeeds or ``wait_s`` (default ``settings.startup_wait_s``) runs out.
+    """Run ``connect`` until it succeeds or ``wait_s`` (default ``settings.startup_wait_s``) runs out, or ``until``
+    is set (then it raises ``CancelledError``).
 
     nats-py's first connect can loop far beyond its timeout when nothing listens (nats-io/nats.py#645), so each
-    attempt is preceded by a TCP check of the servers and bounded by ``asyncio.wait_for``."""
+    attempt is preceded by a TCP check of the servers and bounded by ``asyncio.wait_for``. nats-py also swallows
+    ``CancelledError`` in places (its flush and drain), so a cancellation alone can be lost and an endless retry
+    loop (``wait_s=math.inf``) must be stopped through ``until``."""
     deadline = time.monotonic() + (settings.startup_wait_s if wait_s is None else wait_s)
     attempt = 0
     while True:
+        if until is not None and until.is_set():
+            raise asyncio.CancelledError("stopping: no more NATS connection attempts")
         attempt += 1
         try:
             for server in settings.servers():
@@ -115,15 +125,12 @@ async def probe_connect(url: str, *, timeout_s: float = 1.0, **options: Any) -> 
 
 
 async def drain(nc: NatsClient, timeout_s: float = 10.0) -> None:
-    """Finish in-flight messages and close; never hang longer than ``timeout_s``."""
+    """Finish in-flight messages and close; never longer than ``timeout_s`` plus a second to close."""
     if nc.is_closed:
         return
-    try:
-        await asyncio.wait_for(nc.drain(), timeout=timeout_s)
-    except (TimeoutError, Exception) as exc:  # drain failing must not block shutdown
-        log.warning("NATS drain did not finish cleanly: %s", exc)
-        if not nc.is_closed:
-            await nc.close()
+    await finish_within(nc.drain(), "NATS drain", timeout_s, service=nc.options.get("name") or "nats")
+    if not nc.is_closed:
+        await finish_within(nc.close(), "NATS close", GRACE_S, service=nc.options.get("name") or "nats")
 
 
 class LazyNatsConnection:

@@ -37,6 +37,7 @@ from stockade.runtime import tracing
 from stockade.runtime.db_types import UtcDateTime, utcnow
 from stockade.runtime.metrics import OUTBOX_FAILURES, OUTBOX_PENDING, OUTBOX_PUBLISHED
 from stockade.runtime.settings import OutboxSettings
+from stockade.runtime.shutdown import GRACE_S, cancel_within
 
 log = logging.getLogger(__name__)
 
@@ -155,8 +156,8 @@ class OutboxRelay:
                 self._label,
                 budget,
             )
-            task.cancel()
-            await asyncio.wait({task}, timeout=1.0)  # never wait on a task that swallowed its cancellation
+            # cancelled again and again for a second, then abandoned: never wait on a task that swallows it
+            await cancel_within(task, GRACE_S)
 
     async def _run(self) -> None:
         while True:

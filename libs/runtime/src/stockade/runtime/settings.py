@@ -117,3 +117,9 @@ class ServiceSettings(BaseSettings):
     db: DatabaseSettings = Field(default_factory=DatabaseSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
     log: LogSettings = Field(default_factory=LogSettings)
+    shutdown_timeout_s: float = Field(
+        default=15.0,
+        gt=0,
+        description="Budget of the whole stop once the HTTP server has drained (bus, relay, pools, database): a "
+        "step still running past it is cancelled, then abandoned and named in the log.",
+    )

@@ -25,8 +25,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from stockade.identity import keys
 from stockade.prompt_api import prompts
 from stockade.prompt_api.read_batch import ReadBatcher
+from stockade.runtime.shutdown import finish_within
 
 _DUMMY_HASH = "0" * 64
+CLOSE_TIMEOUT_S = 5.0  # the pool's graceful close; then its connections are terminated
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +119,11 @@ class PostgresReader:
         )
 
     async def close(self) -> None:
-        await self._pool.close()
+        # asyncpg's close waits, unbounded, for every acquired connection to come back: terminate past a bound
+        if not await finish_within(
+            self._pool.close(), "hot-read pool close", CLOSE_TIMEOUT_S, service="prompt-api"
+        ):
+            self._pool.terminate()
 
 
 class SqlAlchemyReader:

@@ -12,7 +12,6 @@ The service is a FastStream app (connection, lifespan, the health and reload sub
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Any
 
@@ -28,6 +27,7 @@ from stockade.runtime.bus import connect_broker, make_broker, stop_broker
 from stockade.runtime.logging import configure_logging
 from stockade.runtime.metrics import MetricsServer
 from stockade.runtime.nats import install_stop_signals
+from stockade.runtime.shutdown import GRACE_S, ShutdownDeadline, cancel_within
 from stockade.runtime.tracing import configure_tracing, consumer_span, inject
 from stockade.trust_broker import wire
 from stockade.trust_broker.dispatch import ConcurrentSubscription
@@ -127,13 +127,14 @@ class TrustBrokerApp:
         log.info("trust-broker consuming %s (queue %s)", subjects.TRUST_SUBMIT_WILDCARD, self.settings.queue)
 
     async def stop(self) -> None:
+        """Each step within what is left of ``shutdown_timeout_s`` (stockade.runtime.shutdown)."""
+        stopping = ShutdownDeadline(self.settings.shutdown_timeout_s, service=self.settings.service_name)
         if self._watcher is not None:
-            self._watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watcher
-        await self.submissions.stop()  # no new submissions; the received ones finish
+            await stopping.step("registry watcher", cancel_within, self._watcher, GRACE_S)
+        # no new submissions; the received ones finish
+        await stopping.step("submissions", self.submissions.stop)
         # unsubscribes, lets in-flight handlers finish, drains the connection (bounded by nats.drain_timeout_s)
-        await stop_broker(self.broker, self.settings.nats.drain_timeout_s)
+        await stopping.step("NATS bus", stop_broker, self.broker, self.settings.nats.drain_timeout_s)
 
     async def _nonce_store(self) -> NonceStore:
         if self.settings.nonce_store == "memory":
