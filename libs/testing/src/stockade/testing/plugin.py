@@ -18,6 +18,7 @@ from stockade.testing.names import unique_name
 from stockade.testing.nats import nats_client, nats_server_factory, nats_server_version, nats_url
 from stockade.testing.postgres import postgres_database, postgres_url
 from stockade.testing.report import report_of
+from stockade.testing.watchdog import HangWatchdog
 
 __all__ = [
     "browser_page",
@@ -53,6 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
     register_markers(config)
     report_of(config)
     config.pluginmanager.register(_OutcomeTracker(config), "stockade-outcome-tracker")
+    config.pluginmanager.register(HangWatchdog(config), "stockade-hang-watchdog")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselection looks at the markers
