@@ -82,6 +82,12 @@ async def test_an_ingest_key_is_made_for_a_project_of_the_signed_in_user(console
     outside = await client.post(
         "/api-keys", data={"csrf_token": token, "scope": "ingest", "project": other.id}
     )
-    assert outside.status_code == 422 and "not a member" in outside.text
+    unknown = await client.post(
+        "/api-keys", data={"csrf_token": token, "scope": "ingest", "project": "x" * 32}
+    )
+    # another organisation's project and one that does not exist get the same answer (finding N17)
+    assert outside.status_code == unknown.status_code == 422
+    assert "among yours" in outside.text
+    assert outside.text.replace(other.id, "X") == unknown.text.replace("x" * 32, "X")
     no_project = await client.post("/api-keys", data={"csrf_token": token, "scope": "ingest"})
     assert no_project.status_code == 422 and "needs a project" in no_project.text
