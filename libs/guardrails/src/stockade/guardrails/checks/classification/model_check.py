@@ -11,8 +11,10 @@ import asyncio
 from pathlib import Path
 
 from stockade.guardrails.checks.base import CheckContext
+from stockade.guardrails.checks.classification.backend_loader import load_backend
+from stockade.guardrails.checks.classification.backends import ClassifierBackend
+from stockade.guardrails.checks.classification.decision import check_result
 from stockade.guardrails.checks.classification.model import (
-    AttackClassifier,
     Scores,
     default_model_dir,
     load,
@@ -27,12 +29,16 @@ _ACTIONS = {"block": Action.BLOCK, "warn": Action.WARN, "allow": Action.ALLOW}
 class ModelClassificationCheck:
     name = "classification"
 
-    def __init__(self, config: ClassificationConfig, *, classifier: AttackClassifier | None = None) -> None:
+    def __init__(self, config: ClassificationConfig, *, classifier: ClassifierBackend | None = None) -> None:
         self.config = config
         self.stages = frozenset(config.stages)
         self._classifier = classifier
 
-    def _model(self) -> AttackClassifier:
+    def _model(self) -> ClassifierBackend:
+        """The shipped classifier (``classifier_path`` or the model package), or the backend of ``model_path``
+        or ``remote`` (backends.py)."""
+        if self._classifier is None:
+            self._classifier = load_backend(self.config)
         if self._classifier is None:
             path = self.config.classifier_path
             directory = Path(path).expanduser() if path else default_model_dir()
@@ -61,6 +67,11 @@ class ModelClassificationCheck:
         return self.result(scores, ctx.stage)
 
     def result(self, scores: Scores, stage: Stage) -> CheckResult:
+        """The shipped model's calibrated document-level decision (decision.py) unless per-class thresholds
+        are configured or the model has none; then one finding per class over its threshold."""
+        decided = check_result(self.name, scores, getattr(self._model(), "meta", {}), self.config)
+        if decided is not None:
+            return decided
         thresholds = self.thresholds(stage)
         findings = []
         for cls in CLASSES:
