@@ -10,6 +10,7 @@ backend. ``event_id`` is the idempotency key: a batch sent twice is stored once.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -21,6 +22,10 @@ DB_TYPES: Final[tuple[str, ...]] = ("mongodb", "dynamodb", "clickhouse")
 MAX_EVENTS_PER_BATCH: Final = 1000
 _ID = r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,127}$"
 _SHORT = 128
+_NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]*$"
+"""No control characters (C0, DEL, C1) in a client-supplied id or name: printed by `stockade admin dead-letters`
+and shown in the console, a terminal escape in one would reach an operator's terminal."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class RunInfo(BaseModel):
@@ -29,15 +34,26 @@ class RunInfo(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     run_id: str = Field(pattern=_ID, description="Guardrail run id set by begin_run().")
-    project_id: str | None = Field(default=None, max_length=_SHORT, description="Platform project.")
-    agent_id: str | None = Field(
-        default=None, max_length=_SHORT, description="Agent that ran the guardrails."
+    project_id: str | None = Field(
+        default=None, max_length=_SHORT, pattern=_NO_CONTROL, description="Platform project."
     )
-    environment: str | None = Field(default=None, max_length=64, description="e.g. prod, staging.")
-    prompt_name: str | None = Field(default=None, max_length=_SHORT, description="Prompt the run served.")
-    prompt_version: str | None = Field(default=None, max_length=64, description="Version of that prompt.")
+    agent_id: str | None = Field(
+        default=None, max_length=_SHORT, pattern=_NO_CONTROL, description="Agent that ran the guardrails."
+    )
+    environment: str | None = Field(
+        default=None, max_length=64, pattern=_NO_CONTROL, description="e.g. prod, staging."
+    )
+    prompt_name: str | None = Field(
+        default=None, max_length=_SHORT, pattern=_NO_CONTROL, description="Prompt the run served."
+    )
+    prompt_version: str | None = Field(
+        default=None, max_length=64, pattern=_NO_CONTROL, description="Version of that prompt."
+    )
     correlation_id: str | None = Field(
-        default=None, max_length=_SHORT, description="Platform run or request id (STOCKADE_RUN_ID)."
+        default=None,
+        max_length=_SHORT,
+        pattern=_NO_CONTROL,
+        description="Platform run or request id (STOCKADE_RUN_ID).",
     )
     labels: dict[str, str] = Field(default_factory=dict, description="Free-form string labels.")
     started_at: AwareDatetime | None = Field(default=None, description="When begin_run() was called.")
@@ -49,6 +65,8 @@ class RunInfo(BaseModel):
     def _bounded_labels(cls, value: dict[str, str]) -> dict[str, str]:
         if len(value) > 64 or any(len(k) > 64 or len(v) > 256 for k, v in value.items()):
             raise ValueError("at most 64 labels, keys up to 64 and values up to 256 characters")
+        if any(_CONTROL.search(k) or _CONTROL.search(v) for k, v in value.items()):
+            raise ValueError("labels must not contain control characters")
         return value
 
 
@@ -65,11 +83,13 @@ class WireEvent(BaseModel):
     kind: str = Field(
         pattern=r"^[a-z][a-z0-9_]{0,63}$", description="check, generate, tool_authorization, ..."
     )
-    name: str = Field(min_length=1, max_length=_SHORT, description="Check or policy name.")
+    name: str = Field(
+        min_length=1, max_length=_SHORT, pattern=_NO_CONTROL, description="Check or policy name."
+    )
     occurred_at: AwareDatetime = Field(description="UTC timestamp with an offset.")
-    session_id: str | None = Field(default=None, max_length=_SHORT)
-    run_id: str | None = Field(default=None, max_length=_SHORT)
-    action: str | None = Field(default=None, max_length=32)
+    session_id: str | None = Field(default=None, max_length=_SHORT, pattern=_NO_CONTROL)
+    run_id: str | None = Field(default=None, pattern=_ID, description="The run's id (as run.run_id).")
+    action: str | None = Field(default=None, max_length=32, pattern=_NO_CONTROL)
     payload: dict[str, Any] = Field(default_factory=dict, description="Kind-specific, non-sensitive detail.")
 
     @field_validator("occurred_at")
