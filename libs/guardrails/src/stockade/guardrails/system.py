@@ -12,7 +12,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, Required, TypedDict, TypeVar, Unpack
 
-from stockade.guardrails.checks.base import CheckContext, Closes, ContentCheck
+from stockade.guardrails.checks.base import CheckContext, Closes, ContentCheck, SpendsTokens
 from stockade.guardrails.checks.config import Stage
 from stockade.guardrails.checks.registry import CheckSlot, build_enabled
 from stockade.guardrails.checks.runner import run_checks, warm
@@ -66,9 +66,15 @@ class GuardrailSystem:
         if self.storage.enabled:
             self.recorder = self.storage if recorder is None else TeeRecorder(recorder, self.storage)
         self._slots: list[CheckSlot] = build_enabled(cfg.guardrails.checks)
+        for slot in self._slots:  # a check's own model calls (the classification judge) count in the budget
+            if isinstance(slot.check, SpendsTokens):
+                slot.check.bind_token_budget(self._charge_tokens)
 
         # --- Agent hooks (spec 1: tool authorization, rate limiting): see the ``policies`` property -------
         self._policies: PolicyEngine | None = None
+
+    def _charge_tokens(self, run_id: str | None, tokens: int) -> None:
+        self.policies.record_output_tokens(run_id, tokens)
 
     # --- agent hooks (delegated to stockade.guardrails.policies.PolicyEngine) --------------------------------
     @property
