@@ -15,6 +15,7 @@ from typing import Any
 
 import nats
 import pytest
+import yaml
 
 from stockade.contracts import subjects
 from stockade.contracts.nats_sync import sync_with_server
@@ -338,7 +339,7 @@ def test_deploy_config_gives_every_agent_only_its_own_inbox():
     text = (Path(__file__).resolve().parents[4] / "deploy" / "nats" / "agents.conf").read_text()
     for name in ("planner", "executor", "intern", "treasurer"):
         assert (
-            f'subscribe: {{ allow: ["agent.{name}.inbox", "agent.{name}.reply.*", "_INBOX_{name}.>", ' in text
+            f'subscribe: {{ allow: ["agent.{name}.inbox", "agent.{name}.reply.*", "_INBOX_{name}.>",' in text
         )
     assert len(re.findall(r"\"agent\.[^\"]+\.inbox\"", text)) == 4  # each agent names one inbox: its own
     assert text.count('"trust.submit.*"') == 4  # the full grants: tests/deploy/test_nats_permissions.py
@@ -413,3 +414,35 @@ async def test_a_submissions_traceparent_goes_on_to_the_delivery_and_the_rejecti
     for msg in (agents["executor"].inbox[0], rejected[0]):
         version, carried, parent, flags = msg.headers["traceparent"].split("-")
         assert (version, carried, flags) == ("00", trace_id, "01") and parent != "b7ad6b7169203331"
+
+
+async def test_a_reload_cannot_widen_the_replay_window_beyond_the_nonce_bucket(
+    nats_server_factory, tmp_path, write_trust_yaml
+):
+    """Review L1: started with a 30 s window (bucket TTL 34 s), a reload to 600 s is refused and the old
+    enforcer stays; a reload that narrows the window is taken."""
+    from stockade.guardrails.trust import JetStreamNonceStore
+    from stockade.trust_broker.reloading import EnforcerProvider
+
+    path = tmp_path / "trust.yaml"
+    write_trust_yaml(path)
+    server = nats_server_factory()
+    nc = await nats.connect(server.url)
+    try:
+        config = trust_config_from_path(path)
+        store = await JetStreamNonceStore.open(
+            nc.jetstream(), "nonces_l1", retention_s=config.attestation.nonce_retention_s
+        )
+        provider = EnforcerProvider(path, store)
+        before = provider.current
+        document = yaml.safe_load(path.read_text())
+        document["guardrails"]["trust"]["attestation"]["freshness_window_s"] = 600
+        path.write_text(yaml.safe_dump(document))
+        error = provider.reload()
+        assert error is not None and "replays would pass" in error
+        assert provider.current is before and provider.config.attestation.freshness_window_s == 30
+        document["guardrails"]["trust"]["attestation"]["freshness_window_s"] = 10
+        path.write_text(yaml.safe_dump(document))
+        assert provider.reload() is None and provider.config.attestation.freshness_window_s == 10
+    finally:
+        await nc.close()

@@ -2,7 +2,9 @@
 
 A reload that fails (bad YAML, missing secret) keeps the previous enforcer and reports the error; the broker
 never runs without a valid registry. The nonce store is shared across reloads, so a reload never re-opens a
-replay window.
+replay window: a reload whose nonce retention (freshness window + 2 x clock skew) is longer than the store keeps
+nonces (the JetStream bucket's TTL, fixed at start) is refused, since a message replayed after the bucket forgot
+its nonce but within the new window would be accepted (review L1). Restart the broker to widen the window.
 """
 
 from __future__ import annotations
@@ -45,6 +47,13 @@ class EnforcerProvider:
         mtime = self._stat()
         try:
             config = trust_config_from_path(self.path)
+            kept = getattr(self.nonce_store, "retention_s", None)
+            wanted = config.attestation.nonce_retention_s
+            if kept is not None and wanted > kept:
+                raise ConfigError(
+                    f"the new nonce retention ({wanted:g} s: freshness window + 2 x clock skew) is longer than "
+                    f"the nonce store keeps nonces ({kept:g} s): replays would pass; restart the broker to widen it"
+                )
             enforcer = self._build(config)
         except ConfigError as exc:
             log.error("trust configuration reload failed; keeping the previous one: %s", exc)

@@ -51,8 +51,12 @@ _WRONG_LAST_SEQUENCE = (10071, 10164)  # JSStreamWrongLastSequenceErrF, JSStream
 class JetStreamNonceStore:
     """A :class:`~.nonces.NonceStore` on a JetStream KV bucket."""
 
-    def __init__(self, kv: KeyValue, pipeline: PipelinedCreate | None = None) -> None:
+    def __init__(
+        self, kv: KeyValue, pipeline: PipelinedCreate | None = None, retention_s: float | None = None
+    ) -> None:
         self._kv = kv
+        # How long the bucket keeps a nonce (its TTL): a configuration needing longer must not be loaded.
+        self.retention_s = retention_s
         self._pipeline = pipeline
         self._errors: Any = require("nats.js.errors", extra="nats", feature="JetStreamNonceStore")
 
@@ -100,7 +104,7 @@ class JetStreamNonceStore:
                 client, f"$KV.{bucket}.", timeout_s, kv=kv, resolve_timeout_s=resolve_timeout_s
             )
             await pipeline.start()
-        return cls(kv, pipeline)
+        return cls(kv, pipeline, retention_s=ttl)
 
     async def claim(self, key: str, expires_at: float) -> bool:
         # expires_at is enforced by the bucket TTL (>= retention), not per key.
