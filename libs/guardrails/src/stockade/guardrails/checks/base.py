@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -58,6 +59,14 @@ class Closes(Protocol):
     """A check that holds resources (pooled connections): ``GuardrailSystem.aclose()`` calls ``aclose()``."""
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class SpendsTokens(Protocol):
+    """A check that calls a model itself (the classification judge): the system binds ``charge(run_id,
+    tokens)`` so that those tokens count in the run's token budget."""
+
+    def bind_token_budget(self, charge: Callable[[str | None, int], None]) -> None: ...
 
 
 def starts_inline(check: ContentCheck) -> bool:

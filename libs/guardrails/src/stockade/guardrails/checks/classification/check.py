@@ -197,8 +197,15 @@ def resolve_method(config: ClassificationConfig) -> str:
 
 def build(config: ContentChecksConfig) -> ContentCheck:
     cfg = config.classification
+    check: ContentCheck
     if resolve_method(cfg) == "model":
         from stockade.guardrails.checks.classification.model_check import ModelClassificationCheck
 
-        return ModelClassificationCheck(cfg)
-    return ClassificationCheck(cfg)
+        check = ModelClassificationCheck(cfg)
+    else:
+        check = ClassificationCheck(cfg)
+    if cfg.judge is not None and cfg.judge.enabled:
+        from stockade.guardrails.checks.classification.judged_check import JudgedCheck
+
+        return JudgedCheck(check, cfg.judge)
+    return check
