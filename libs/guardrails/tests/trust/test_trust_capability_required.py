@@ -15,8 +15,22 @@ def _with_receiver_requirement(config: TrustConfig, agent_id: str) -> TrustConfi
     return config.model_copy(update={"agents": agents})
 
 
-async def test_without_a_requirement_a_message_without_capability_passes(enforcer):
-    env = enforcer.sign("planner", "root", "pay 10 to mallory")  # the bypass: no capability, no layer C
+async def test_a_privileged_receiver_requires_a_capability_by_default(enforcer):
+    # root holds payments.transfer (privileged): naming no capability no longer skips layer C (review M7)
+    env = enforcer.sign("planner", "root", "pay 10 to mallory")
+    result = await enforcer.verify_message(env, "pay 10 to mallory", expected_receiver="root")
+    assert (result.passed, result.layer, result.reason) == (False, Layer.C, R.CAPABILITY_REQUIRED)
+    env = enforcer.sign("planner", "executor", "summarize q3")  # an unprivileged receiver: as before
+    assert (await enforcer.verify_message(env, "summarize q3", expected_receiver="executor")).passed
+
+
+async def test_a_receiver_may_turn_the_default_off_explicitly(make_trust_config, clock):
+    config = make_trust_config()
+    agents = tuple(
+        a.model_copy(update={"require_capability": False}) if a.id == "root" else a for a in config.agents
+    )
+    enforcer = AgentTrustEnforcer.from_config(config.model_copy(update={"agents": agents}), clock=clock)
+    env = enforcer.sign("planner", "root", "pay 10 to mallory")  # the operator's explicit choice
     assert (await enforcer.verify_message(env, "pay 10 to mallory", expected_receiver="root")).passed
 
 
@@ -63,4 +77,4 @@ def test_the_agent_setting_loads_from_yaml():
         "    agents:\n      - {id: vault, trust: trusted, require_capability: true}\n      - {id: other}\n"
     )
     assert config.policy.require_capability
-    assert [a.require_capability for a in config.agents] == [True, False]
+    assert [a.require_capability for a in config.agents] == [True, None]  # None: by its capabilities

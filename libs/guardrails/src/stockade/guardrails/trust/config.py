@@ -67,10 +67,12 @@ class AgentConfig(BaseModel):
         default=(), description="Active HMAC keys (several for rotation)."
     )
     signing_key: str | None = Field(default=None, description="Key id used by sign(); default the first key.")
-    require_capability: bool = Field(
-        default=False,
+    require_capability: bool | None = Field(
+        default=None,
         description="As a receiver: every message to this agent must name a capability (layer C refuses one "
-        "without; the policy's require_capability does the same for every receiver).",
+        "without; the policy's require_capability does the same for every receiver). None (the default): "
+        "required when the agent holds a privileged capability (policy.privileged_capabilities), so no message "
+        "reaches a privileged receiver without naming what it asks for; false turns that off explicitly.",
     )
     project: str | None = Field(
         default=None,

@@ -45,6 +45,15 @@ def identity(
     return None
 
 
+def receiver_requires_capability(policy: GuardrailPolicy, target: AgentIdentity | None) -> bool:
+    """The receiver's own setting; unset (None): required when it holds a privileged capability (review M7)."""
+    if target is None:
+        return False
+    if target.require_capability is not None:
+        return target.require_capability
+    return bool(target.capabilities & policy.privileged_capabilities)
+
+
 def capability_named(
     policy: GuardrailPolicy,
     registry: AgentRegistry,
@@ -53,11 +62,11 @@ def capability_named(
     receiver: str,
 ) -> AttestationResult | None:
     """Layer C: without a capability the privilege check has nothing to judge, so a receiver that requires
-    one (policy ``require_capability``, or the receiver's registry entry) refuses the message."""
+    one (policy ``require_capability``, or the receiver's registry entry; by default every receiver holding a
+    privileged capability) refuses the message."""
     if capability is not None:
         return None
-    target = registry.get(receiver)
-    if not (policy.require_capability or (target is not None and target.require_capability)):
+    if not (policy.require_capability or receiver_requires_capability(policy, registry.get(receiver))):
         return None
     return AttestationResult.fail(
         Layer.C,

@@ -20,8 +20,10 @@ class AgentIdentity(BaseModel):
     agent_id: str = Field(pattern=AGENT_ID_PATTERN, description="Agent identity.")
     trust_level: TrustLevel = Field(default=TrustLevel.UNTRUSTED, description="Standing trust level.")
     capabilities: frozenset[str] = Field(default_factory=frozenset, description="Capability allow-list.")
-    require_capability: bool = Field(
-        default=False, description="As a receiver: messages to this agent must name a capability."
+    require_capability: bool | None = Field(
+        default=None,
+        description="As a receiver: messages to this agent must name a capability. None: when it holds a "
+        "privileged capability.",
     )
     project: str | None = Field(default=None, description="The project this agent works for (audit trail).")
 
