@@ -82,6 +82,7 @@ class GuardrailSystem:
         """Token budget, tool authorization and rate limits; built on first use, recording to ``recorder``."""
         if self._policies is None:
             self._policies = PolicyEngine(self.config.guardrails.policies)
+            self.storage.add_run_listener(self._policies)  # per-run token totals follow begin_run/end_run
         self._policies.recorder = self.recorder
         return self._policies
 
@@ -123,7 +124,8 @@ class GuardrailSystem:
         return self.storage.link_run_context(**links)
 
     def begin_run(self, run_id: str | None = None, **kwargs: Any) -> str:
-        """Open a run; its events are buffered in memory until end_run() (storage enabled)."""
+        """Open a run: its events are buffered in memory until end_run() (storage enabled), and the per-run
+        token budget counts every generate() in it (spec 3). end_run() frees both."""
         return self.storage.begin_run(run_id, **kwargs)
 
     async def end_run(self, run_id: str | None = None) -> FlushResult:

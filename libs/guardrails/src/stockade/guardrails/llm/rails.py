@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -81,6 +82,8 @@ class LLMRails:
         # Our own engine counts with the model's encoding and records to the system's (current) recorder.
         self.owns_policies = policies is None
         self.policies = policies or PolicyEngine(self.config, model=self.provider.model)
+        if self.storage is not None:  # per-run token totals follow the system's begin_run()/end_run()
+            self.storage.add_run_listener(self.policies)
         self.count_requests = count_requests
         self.stream_window_chars = stream_window_chars
         self.checked_messages = checked_messages if checked_messages is not None else CheckedMessages()
@@ -135,13 +138,19 @@ class LLMRails:
         )
 
     # -- generate ------------------------------------------------------------------------------------------
+    def _call(self, prompt: Prompt, options: GenerateOptions) -> Call:
+        """The call; without ``run_id`` it belongs to the run begin_run() opened in this context, if any."""
+        call = Call.of(prompt, options)
+        current = self.storage.current_run_id if self.storage is not None else None
+        return call if call.run_id is not None or current is None else replace(call, run_id=current)
+
     async def agenerate(self, prompt: Prompt, **options: Unpack[GenerateOptions]) -> GenerationResult:
         """Run input rails, the model (async SDK client), output rails; return the aggregated result."""
-        return await self._generate(Call.of(prompt, options), use_thread=False)
+        return await self._generate(self._call(prompt, options), use_thread=False)
 
     def generate(self, prompt: Prompt, **options: Unpack[GenerateOptions]) -> GenerationResult:
         """Synchronous generate: the model is called through the provider's sync SDK client."""
-        call = Call.of(prompt, options)
+        call = self._call(prompt, options)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -184,6 +193,6 @@ class LLMRails:
     # -- streaming -----------------------------------------------------------------------------------------
     def astream(self, prompt: Prompt, **options: Unpack[GenerateOptions]) -> RailsStream:
         """Stream the reply; text is released only after output rails covered it. See :class:`RailsStream`."""
-        return RailsStream(self, Call.of(prompt, options), self.stream_window_chars)
+        return RailsStream(self, self._call(prompt, options), self.stream_window_chars)
 
     stream = astream  # the same object iterates with ``for`` outside an event loop

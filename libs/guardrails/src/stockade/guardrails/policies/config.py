@@ -31,6 +31,13 @@ class TokenBudgetConfig(BaseModel):
     block_on_exceeded: bool = Field(
         default=True, description="True: an over-budget request is blocked. False: it passes with a warning."
     )
+    max_unmanaged_runs: int = Field(
+        default=10_000,
+        gt=0,
+        description="Most run totals kept for run ids never opened by begin_run() (generate(run_id=...) "
+        "alone); past it the least recently charged one is forgotten. Runs opened by begin_run() are kept "
+        "until their end_run().",
+    )
     counter: Literal["tiktoken", "approximate"] = Field(
         default="tiktoken",
         description="'tiktoken' counts with the model's BPE encoding (needs the 'tokens' extra); "

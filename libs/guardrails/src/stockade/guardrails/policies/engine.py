@@ -81,6 +81,17 @@ class PolicyEngine:
     def record_output_tokens(self, run_id: str | None, output_tokens: int) -> None:
         self.budget.record_output(run_id, output_tokens)
 
+    # -- run lifecycle (a RunListener of the storage hook: GuardrailSystem.begin_run()/end_run() call these) -
+    def run_began(self, run_id: str) -> None:
+        """A run opened: its token total is kept until run_ended() (built now only when per_run is set)."""
+        if self._budget is not None or self.config.token_budget.per_run is not None:
+            self.budget.begin_run(run_id)
+
+    def run_ended(self, run_id: str) -> None:
+        """A run closed: free its token total."""
+        if self._budget is not None:
+            self._budget.end_run(run_id)
+
     # -- tool authorization --------------------------------------------------------------------------------
     def before_tool_call(
         self,

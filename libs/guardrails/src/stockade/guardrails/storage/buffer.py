@@ -1,9 +1,11 @@
-"""One run's buffer in the storage hook: its links, its events not yet sent, and how many were dropped."""
+"""One run's buffer in the storage hook (its links, its events not yet sent, how many were dropped), and what
+else follows the run lifecycle (:class:`RunListener`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from stockade.contracts.ingest_wire import RunInfo
 from stockade.guardrails.events import GuardrailEvent
@@ -29,3 +31,11 @@ class BufferedRun:
             ended_at=self.ended_at,
             dropped_events=self.dropped,
         )
+
+
+class RunListener(Protocol):
+    """Follows the run lifecycle of a storage hook (the token budget's per-run totals do)."""
+
+    def run_began(self, run_id: str) -> None: ...
+
+    def run_ended(self, run_id: str) -> None: ...

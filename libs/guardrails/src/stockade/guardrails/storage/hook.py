@@ -5,6 +5,9 @@ Lifecycle: ``begin_run()`` opens a run; every event recorded while it is open go
 :class:`~stockade.guardrails.storage.sink.BackendGuardrailSink`. A flush that fails keeps the events, so a later
 ``end_run(run_id)`` or ``flush_pending()`` sends them again (the backend dedupes on ``event_id``).
 
+Objects registered with :meth:`GuardrailsStorageHook.add_run_listener` (held weakly) hear of every run opened
+and closed: the policy engines' token budgets keep per-run totals for exactly the open runs.
+
 Which run an event belongs to: the run named by the event's ``run_id`` if it is open; else the run opened in
 the current context (``begin_run()`` sets a context variable, so asyncio tasks started afterwards inherit it);
 else the only open run. Events that match no run are counted in ``unrouted`` and not kept.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+import weakref
 from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -22,7 +26,7 @@ from typing import Any
 
 from stockade.contracts.ingest_wire import RunInfo
 from stockade.guardrails.events import GuardrailEvent
-from stockade.guardrails.storage.buffer import BufferedRun
+from stockade.guardrails.storage.buffer import BufferedRun, RunListener
 from stockade.guardrails.storage.config import StorageConfig
 from stockade.guardrails.storage.context import RunLinks
 from stockade.guardrails.storage.result import FlushResult, FlushStatus
@@ -49,6 +53,7 @@ class GuardrailsStorageHook:
         self._pending: dict[str, BufferedRun] = {}
         self._current: ContextVar[str | None] = ContextVar(f"stockade_run_{id(self)}", default=None)
         self._lock = threading.Lock()
+        self._listeners: weakref.WeakSet[RunListener] = weakref.WeakSet()
         self.unrouted = 0
 
     @property
@@ -96,6 +101,10 @@ class GuardrailsStorageHook:
             return self._staged
 
     # -- lifecycle ----------------------------------------------------------------------------------------
+    def add_run_listener(self, listener: RunListener) -> None:
+        """Tell ``listener`` of every run opened and closed from now on (held weakly)."""
+        self._listeners.add(listener)
+
     def begin_run(self, run_id: str | None = None, *, labels: Mapping[str, Any] | None = None) -> str:
         """Open a run (a fresh UUID unless ``run_id`` is given) and make it current in this context."""
         run_id = run_id or str(uuid.uuid4())
@@ -114,6 +123,8 @@ class GuardrailsStorageHook:
                 links = links.merged(labels)
             self._open[run_id] = BufferedRun(run_id, links, datetime.now(UTC))
         self._current.set(run_id)
+        for listener in list(self._listeners):
+            listener.run_began(run_id)
         return run_id
 
     def record(self, event: GuardrailEvent) -> None:
@@ -154,6 +165,8 @@ class GuardrailsStorageHook:
                 run.ended_at = datetime.now(UTC)
         if self._current.get() == run.run_id:
             self._current.set(None)
+        for listener in list(self._listeners):
+            listener.run_ended(run.run_id)
         return await self._flush(run)
 
     async def checkpoint(self, run_id: str | None = None) -> FlushResult:
@@ -199,7 +212,9 @@ class GuardrailsStorageHook:
     # -- inspection ---------------------------------------------------------------------------------------
     @property
     def current_run_id(self) -> str | None:
-        return self._current.get()
+        """The run begin_run() opened in this context, while it is open."""
+        current = self._current.get()
+        return current if current is not None and current in self._open else None
 
     def open_runs(self) -> list[str]:
         with self._lock:
