@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from stockade.cli.classifier import convert_classifier
 from stockade.cli.doctor import print_probes, run_probes
 from stockade.cli.stack import StackConfig
 from stockade.cli.up import default_state_dir, run_up
@@ -76,6 +77,9 @@ def compose_env(
 
     argv = ["--compose-file", str(compose_file)] + (["--env-file", str(env_file)] if env_file else [])
     raise typer.Exit(write(argv))
+
+
+app.command("convert-classifier")(convert_classifier)
 
 
 def _mount_admin() -> None:

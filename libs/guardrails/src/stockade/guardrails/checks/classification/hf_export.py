@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stockade.guardrails.checks.classification.backends import label_classes
+from stockade.guardrails.checks.classification.hf_model import MAX_WINDOW, POSITION_OFFSET
 from stockade.guardrails.errors import CheckUnavailableError
 from stockade.guardrails.extras import require
 
@@ -56,7 +57,10 @@ def convert_checkpoint(
     target.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(str(target))
     model.config.save_pretrained(str(target))
-    sample = tokenizer(_PROBES, return_tensors="pt", padding=True, truncation=True)
+    positions = int(getattr(model.config, "max_position_embeddings", MAX_WINDOW) or MAX_WINDOW)
+    positions -= POSITION_OFFSET.get(str(model.config.model_type), 0)
+    length = min(int(tokenizer.model_max_length), positions, MAX_WINDOW)
+    sample = tokenizer(_PROBES, return_tensors="pt", padding=True, truncation=True, max_length=length)
     names = [n for n in _INPUTS if n in sample]
     fp32 = target / ("model.fp32.onnx" if int8 else "model.onnx")
     _export(torch, model, sample, names, fp32)

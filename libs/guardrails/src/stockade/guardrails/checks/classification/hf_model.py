@@ -38,7 +38,7 @@ WHERE = "guardrails.checks.classification.label_map"
 MAX_WINDOW = 512
 BATCH = 8
 _ONNX_FILES = ("model.onnx", "onnx/model.onnx")
-_POSITION_OFFSET = {"roberta": 2, "xlm-roberta": 2, "camembert": 2}  # positions they reserve for padding
+POSITION_OFFSET = {"roberta": 2, "xlm-roberta": 2, "camembert": 2}  # positions they reserve for padding
 
 
 def _json(path: Path) -> dict[str, Any]:
@@ -157,7 +157,7 @@ def _model_length(config: dict[str, Any], tok_config: dict[str, Any]) -> int:
         return min(declared, MAX_WINDOW)
     positions = config.get("max_position_embeddings")
     if isinstance(positions, int) and positions > 8:
-        return min(positions - _POSITION_OFFSET.get(str(config.get("model_type")), 0), MAX_WINDOW)
+        return min(positions - POSITION_OFFSET.get(str(config.get("model_type")), 0), MAX_WINDOW)
     return MAX_WINDOW
 
 
