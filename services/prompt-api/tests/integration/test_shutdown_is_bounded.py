@@ -51,7 +51,9 @@ async def _start(settings):
 async def _assert_stops(lifespan, state: str) -> None:
     stop = asyncio.create_task(lifespan.__aexit__(None, None, None), name=f"stop: {state}")
     done, _ = await asyncio.wait({stop}, timeout=STOP_BOUND_S)
-    assert stop in done, f"prompt-api did not stop within {STOP_BOUND_S} s ({state}); tasks:\n{describe_tasks()}"
+    assert stop in done, (
+        f"prompt-api did not stop within {STOP_BOUND_S} s ({state}); tasks:\n{describe_tasks()}"
+    )
     stop.result()  # a stop never raises
 
 
@@ -78,7 +80,9 @@ async def _silent_server():
 
 async def _publish(client, world, name):
     body = {"project_id": world.direct.id, "prompt_name": name, "content": "hello"}
-    return await client.post("/prompts/active-prompt-version", headers={"X-API-Key": world.write_key}, json=body)
+    return await client.post(
+        "/prompts/active-prompt-version", headers={"X-API-Key": world.write_key}, json=body
+    )
 
 
 async def test_stops_with_nats_unreachable(db_url, settings_for, world):
