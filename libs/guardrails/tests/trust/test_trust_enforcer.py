@@ -58,13 +58,24 @@ async def test_malformed_envelope(enforcer, raw):
     assert (result.passed, result.layer, result.reason) == (False, Layer.B, R.MALFORMED)
 
 
-async def test_layer_a_unknown_sender_comes_before_signature(enforcer, clock):
+async def test_the_signature_comes_before_the_registry_and_answers_alike(enforcer, clock):
+    """Review L2: an unknown sender, an unknown key id and a wrong key get one answer, naming nothing of the
+    registry, so a sender without a valid key cannot enumerate agents or allow-lists."""
     from stockade.guardrails.trust import AttestationVerifier, KeyRing
 
-    stranger = AttestationVerifier(KeyRing({"mallory": {"k1": b"m" * 32}}), clock=clock)
-    env = stranger.sign("mallory", "executor", "hi")
-    result = await enforcer.verify_message(env, "hi")
-    assert (result.layer, result.reason) == (Layer.A, R.UNKNOWN_SENDER)
+    answers = []
+    for ring, sender, capability in (
+        ({"mallory": {"k1": b"m" * 32}}, "mallory", None),  # not registered
+        ({"planner": {"k9": b"p" * 32}}, "planner", None),  # registered, no such key
+        ({"planner": {"k1": b"x" * 32}}, "planner", None),  # registered, wrong secret
+        ({"intern": {"k1": b"x" * 32}}, "intern", "payments.transfer"),  # below the floor, not allow-listed
+    ):
+        env = AttestationVerifier(KeyRing(ring), clock=clock).sign(
+            sender, "executor", "hi", capability=capability
+        )
+        result = await enforcer.verify_message(env, "hi")
+        answers.append((result.layer, result.reason, result.error, result.sender))
+    assert answers == [(Layer.B, R.BAD_SIGNATURE, "the signature does not verify", None)] * 4
 
 
 async def test_layer_a_trust_floor(enforcer):
@@ -99,10 +110,12 @@ async def test_layer_c_privileged_capability_needs_the_tier(enforcer):
     assert (await enforcer.verify_message(env, "pay 10")).passed
 
 
-async def test_layer_order_a_then_b(enforcer):
-    # Tampered payload from an untrusted sender: layer A decides first.
+async def test_layer_order_b_then_a(enforcer):
+    # Tampered payload from an untrusted sender: the attestation (layer B) decides first (review L2).
     env = enforcer.sign("intern", "executor", "hi")
-    assert (await enforcer.verify_message(env, "tampered")).layer is Layer.A
+    assert (await enforcer.verify_message(env, "tampered")).reason is R.PAYLOAD_MISMATCH
+    env = enforcer.sign("intern", "executor", "hi")  # intact: then the registry's trust floor (layer A)
+    assert (await enforcer.verify_message(env, "hi")).reason is R.TRUST_TOO_LOW
     # Trusted sender, tampered payload: layer B.
     env = enforcer.sign("planner", "executor", "hi")
     assert (await enforcer.verify_message(env, "tampered")).reason is R.PAYLOAD_MISMATCH

@@ -202,7 +202,7 @@ def _sign_case(
     [
         ("tampered_payload", "payload_mismatch", "B"),
         ("wrong_key", "bad_signature", "B"),
-        ("unknown_sender", "unknown_sender", "A"),
+        ("unknown_sender", "bad_signature", "B"),  # the signature first: nothing of the registry answers
         ("too_low_trust", "trust_too_low", "A"),
         ("stale", "stale", "B"),
         ("future", "future", "B"),

@@ -77,6 +77,15 @@ async def test_a_rejection_is_filed_under_the_receivers_project_else_the_senders
     assert await rejected("intern", "nobody", "nobody") == "research"  # an unknown receiver has no project
     bare = await service.handle(subjects.trust_submit("executor"), None, b"body")
     assert bare.rejection.project_id == "payments"  # no envelope at all: still the receiver's
+    # A forged envelope (a made-up key) claiming the intern: never filed under the intern's project (L2).
+    from stockade.guardrails.trust import AttestationVerifier, KeyRing
+
+    forged = AttestationVerifier(KeyRing({"intern": {"k1": b"f" * 32}})).sign("intern", "treasurer", b"x")
+    decision = await service.handle(
+        subjects.trust_submit("treasurer"), {wire.ATTESTATION: forged.to_json()}, b"x"
+    )
+    assert decision.rejection is not None and decision.rejection.reason == "bad_signature"
+    assert decision.rejection.project_id is None
 
 
 async def test_missing_header_is_malformed(provider):

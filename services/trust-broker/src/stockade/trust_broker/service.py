@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 
 UNAVAILABLE = "verification_unavailable"
 
+_UNAUTHENTICATED = frozenset({"bad_signature", "unknown_key", "malformed"})
+"""Rejections of an envelope not proven to come from the sender it names."""
+
 
 @dataclass(frozen=True)
 class Delivery:
@@ -90,13 +93,16 @@ class TrustBrokerService:
         error: str | None,
     ) -> Decision:
         sender = envelope.sender if envelope else None
+        # An envelope whose signature did not verify names a sender anyone can claim: its rejection is filed
+        # under the receiver's project only, never the claimed sender's (review L2: no forged audit records).
+        verified = reason not in _UNAUTHENTICATED
         event = TrustRejected(
             sender=sender,
             receiver=receiver,
             reason=reason,
             layer=layer,
             correlation_id=envelope.nonce if envelope else None,
-            project_id=self._project_of(receiver, sender),
+            project_id=self._project_of(receiver, sender if verified else None),
         )
         details = {"error": error} if error else {}  # absent from the reply when there is none
         reply = SubmitReply(status="rejected", receiver=receiver, reason=reason, layer=layer, **details)

@@ -35,9 +35,13 @@ from stockade.guardrails.trust.result import AttestationResult, Layer, Rejection
 R = RejectionReason
 _PASSED_CACHE_SIZE = 4096
 
+_UNAUTHENTICATED = frozenset({R.UNKNOWN_KEY, R.BAD_SIGNATURE})
+"""Layer B outcomes meaning 'not signed by a key of the claimed sender': answered alike."""
+
 
 class AgentTrustEnforcer:
-    """Runs layers A (registry), B (attestation), C (privilege isolation), D (content) in that order.
+    """Runs layers B (attestation), A (registry), C (privilege isolation), D (content) in that order: the
+    signature first, so nothing of the registry answers a sender without a valid key (one generic reason).
 
     Layers A and C are the policy decisions of :mod:`~stockade.guardrails.trust.layers`."""
 
@@ -140,16 +144,22 @@ class AgentTrustEnforcer:
                 f"message was signed for capability {envelope.capability!r}, not {required_capability!r}",
                 capability=capability,
             )
-        # Layer A: identity, trust floor, allow-list.
+        # Layer B first: the signature, before anything of the registry is looked at. An unknown sender, a key
+        # it does not have and a wrong signature get one answer, so a sender without a valid key learns nothing
+        # about the registry or the allow-lists (review L2).
+        receiver = expected_receiver or self.receiver
+        attested = await self.verifier.check(envelope, payload, expected_receiver=receiver)
+        if attested is not None:
+            if attested.reason in _UNAUTHENTICATED:
+                return AttestationResult.fail(Layer.B, R.BAD_SIGNATURE, "the signature does not verify")
+            return attested.model_copy(
+                update={"sender": self.registry.get(envelope.sender), "capability": capability}
+            )
+        # Layer A: identity, trust floor, allow-list (of a sender whose signature verified).
         sender = self.registry.get(envelope.sender)
         failed = layers.identity(self.policy, sender, envelope.sender, capability, required_trust)
         if failed is not None or sender is None:
             return failed or AttestationResult.fail(Layer.A, R.UNKNOWN_SENDER, "unknown sender")
-        # Layer B: attestation.
-        receiver = expected_receiver or self.receiver
-        attested = await self.verifier.check(envelope, payload, expected_receiver=receiver)
-        if attested is not None:
-            return attested.model_copy(update={"sender": sender, "capability": capability})
         # Layer C: privilege isolation (the signed receiver may demand that every message name a capability).
         privilege = layers.capability_named(
             self.policy, self.registry, sender, capability, envelope.receiver
