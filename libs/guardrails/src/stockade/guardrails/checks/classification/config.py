@@ -64,11 +64,6 @@ class ClassificationConfig(CheckSettings):
         "often than short texts. Setting thresholds or context_thresholds replaces it with per-class "
         "thresholds.",
     )
-    known_attacks: bool = Field(
-        default=True,
-        description="method model, shipped classifier: also match the windows against the known-attack "
-        "library shipped with the model (a match names the attack's source in the finding).",
-    )
     thresholds: dict[AttackClass, float] = Field(
         default_factory=dict,
         description="method model: probability at which a class fires on user input (stage input), per "

@@ -21,7 +21,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from stockade.guardrails.checks.classification.head import EMBEDDING_OUTPUT, DecisionHead
 from stockade.guardrails.checks.classification.screener import Screener
+from stockade.guardrails.checks.classification.views import views
 from stockade.guardrails.checks.classification.windows import pick_windows, window_starts
 from stockade.guardrails.errors import CheckUnavailableError, GuardrailError
 from stockade.guardrails.extras import require
@@ -77,6 +79,9 @@ class AttackClassifier:
             self.session = ort.InferenceSession(
                 str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
             )
+            outputs = {o.name for o in self.session.get_outputs()}
+            head = DecisionHead.load(directory / "head.npz")
+            self.head = head if EMBEDDING_OUTPUT in outputs else None
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             raise CheckUnavailableError(f"{FEATURE}: cannot load {directory}: {exc}") from None
         tokenizer.no_truncation()
@@ -98,7 +103,6 @@ class AttackClassifier:
         return {k: float(v) for k, v in self.meta["thresholds"].items()}
 
     def score(self, text: str, *, max_windows: int, model_windows: int | None = None) -> Scores:
-        import numpy as np
 
         enc = self.tokenizer.encode(text, add_special_tokens=False)
         ids, offsets = enc.ids, enc.offsets
@@ -116,24 +120,39 @@ class AttackClassifier:
             if len(windows) <= budget
             else pick_windows(self.screener.attack_scores(windows), budget)
         )
-        width = max(len(windows[i]) for i in chosen) + 2
-        input_ids = np.zeros((len(chosen), width), dtype=np.int64)
-        mask = np.zeros((len(chosen), width), dtype=np.int64)
-        for row, i in enumerate(chosen):
-            seq = [self.cls_id, *windows[i], self.sep_id]
-            input_ids[row, : len(seq)] = seq
-            mask[row, : len(seq)] = 1
-        with self._lock:  # one run at a time per session: intra-op threads are the parallelism
-            [probs] = self.session.run(["probs"], {"input_ids": input_ids, "attention_mask": mask})
+        rows = [windows[i] for i in chosen]
+        spans = [_char_span(offsets, starts[i], len(windows[i])) for i in chosen]
+        for view in views(text, self._token_count):  # decoded readings (views.py): their span is the text's
+            view_ids = self.tokenizer.encode(view, add_special_tokens=False).ids
+            rows.extend(view_ids[s : s + body] for s in window_starts(len(view_ids), body, self.stride)[:4])
+            spans.extend([(0, len(text))] * (len(rows) - len(spans)))
+        probs = self._run(rows)
         probs = window_scores(probs, self.labels, self.rule)
         best = probs.argmax(axis=0)
-        out: dict[str, float] = {}
-        spans: dict[str, tuple[int, int]] = {}
-        for k, label in enumerate(self.labels):
-            row = int(best[k])
-            out[label] = float(probs[row, k])
-            spans[label] = _char_span(offsets, starts[chosen[row]], len(windows[chosen[row]]))
-        return Scores(out, spans, len(windows), len(chosen))
+        out = {label: float(probs[int(best[k]), k]) for k, label in enumerate(self.labels)}
+        where = {label: spans[int(best[k])] for k, label in enumerate(self.labels)}
+        return Scores(out, where, len(windows), len(chosen))
+
+    def _token_count(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def _run(self, rows: list[list[int]]) -> Any:
+        """Class probabilities per window (through the decision head when the model directory has one)."""
+        import numpy as np
+
+        width = max(len(r) for r in rows) + 2
+        input_ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for row, window in enumerate(rows):
+            seq = [self.cls_id, *window, self.sep_id]
+            input_ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        names = ["probs", EMBEDDING_OUTPUT] if self.head is not None else ["probs"]
+        with self._lock:  # one run at a time per session: intra-op threads are the parallelism
+            outputs = self.session.run(names, {"input_ids": input_ids, "attention_mask": mask})
+        if self.head is None:
+            return outputs[0]
+        return self.head.apply(outputs[0], outputs[1], mask)
 
 
 CLASS_PROBABILITY, TYPED_ATTACK = "class-probability", "typed-attack"

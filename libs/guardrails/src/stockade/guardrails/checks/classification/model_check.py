@@ -13,6 +13,7 @@ from pathlib import Path
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.classification.backend_loader import load_backend
 from stockade.guardrails.checks.classification.backends import ClassifierBackend
+from stockade.guardrails.checks.classification.decision import check_result
 from stockade.guardrails.checks.classification.model import (
     Scores,
     default_model_dir,
@@ -66,6 +67,11 @@ class ModelClassificationCheck:
         return self.result(scores, ctx.stage)
 
     def result(self, scores: Scores, stage: Stage) -> CheckResult:
+        """The shipped model's calibrated document-level decision (decision.py) unless per-class thresholds
+        are configured or the model has none; then one finding per class over its threshold."""
+        decided = check_result(self.name, scores, getattr(self._model(), "meta", {}), self.config)
+        if decided is not None:
+            return decided
         thresholds = self.thresholds(stage)
         findings = []
         for cls in CLASSES:

@@ -1,0 +1,89 @@
+"""The document-level decision of the shipped classifier: is this text an attack at all, and of which kind.
+
+The text's attack score is its highest window score of "attack of any kind" (``1 - P(benign)``, through the
+decision head when the model has one: head.py); the kind is that window's most likely attack class. Under the
+typed-attack rule (model.py) that is the top class's score.
+
+Why one attack threshold and not one per class: sources disagree on where injection ends and jailbreak begins,
+so the model splits a clear attack between classes; with a threshold per class each part stayed under its own,
+and adding a role-play sentence to an injection made it pass. ``1 - P(benign)`` does not split.
+
+Why the threshold depends on the number of windows: the verdict is the most suspicious window, so a document of
+n windows has n chances to be a false positive. The thresholds grow with the window count, calibrated on long
+benign documents (``bench/calibrate_decision.py``) so that a document of any length is flagged about as often
+as a short text, while an attack planted anywhere still scores near 1 in its own window.
+
+The calibration ships in the model directory's ``classifier.json`` under ``decision``: per operating point
+(``strict``, ``balanced``, ``permissive``) a table of ``[windows, threshold]`` rows, ascending; a text of ``n``
+windows uses the first row whose ``windows`` is at least ``n`` (the last row beyond it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stockade.guardrails.checks.classification.config import ClassificationConfig
+from stockade.guardrails.checks.classification.model import Scores
+from stockade.guardrails.verdict import Action, CheckResult, Finding
+
+ATTACKS = ("injection", "jailbreak", "malicious")
+_ACTIONS = {"block": Action.BLOCK, "warn": Action.WARN, "allow": Action.ALLOW}
+
+
+def threshold_for(table: Sequence[Sequence[float]], windows: int) -> float:
+    """The threshold of a text of ``windows`` windows in a ``[windows, threshold]`` table."""
+    for up_to, threshold in table:
+        if windows <= up_to:
+            return float(threshold)
+    return float(table[-1][1])
+
+
+def operating_points(meta: Mapping[str, Any]) -> dict[str, list[list[float]]]:
+    """Each calibrated operating point's table in a model's ``classifier.json`` (empty when it has none)."""
+    presets = (meta.get("decision") or {}).get("presets") or {}
+    return {str(name): [[float(n), float(t)] for n, t in p["thresholds"]] for name, p in presets.items()}
+
+
+def attack_score(scores: Scores) -> tuple[str, float]:
+    """The most likely attack kind and the text's attack score."""
+    kind = max(ATTACKS, key=lambda c: scores.probs.get(c, 0.0))
+    return kind, scores.probs.get(kind, 0.0)
+
+
+def check_result(
+    name: str, scores: Scores, meta: Mapping[str, Any], config: ClassificationConfig
+) -> CheckResult | None:
+    """The check's result under the model's calibrated decision, or None where it does not apply: per-class
+    ``thresholds`` / ``context_thresholds`` are configured, or the model directory has no ``decision``."""
+    if config.thresholds or config.context_thresholds:
+        return None
+    points = operating_points(meta)
+    preset = config.preset or str((meta.get("decision") or {}).get("default", "balanced"))
+    if preset not in points:
+        return None
+    threshold = threshold_for(points[preset], scores.windows)
+    kind, score = attack_score(scores)
+    findings = []
+    action = _ACTIONS[config.actions.get(kind, "block")]  # type: ignore[call-overload]
+    if score >= threshold and action is not Action.ALLOW:
+        start, end = scores.spans.get(kind, (0, 0))
+        detail = {"threshold": round(threshold, 4), "preset": preset, "windows": scores.windows}
+        detail["windows_read"] = scores.read
+        findings.append(
+            Finding(
+                check=name,
+                type=kind,
+                start=start,
+                end=end,
+                score=round(score, 4),
+                action=action,
+                detail=detail,
+            )
+        )
+    return CheckResult(
+        check=name,
+        action=Action.strongest([f.action for f in findings]),
+        findings=findings,
+        score=round(min(1.0, max(0.0, score)), 4),
+    )

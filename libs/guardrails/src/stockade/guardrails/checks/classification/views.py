@@ -1,0 +1,97 @@
+"""Decoded views of a text: what an obfuscated attack says once the obfuscation is undone.
+
+The classifier reads WordPiece tokens. Base64, leetspeak (``1gn0r3 4ll``), reversed text and letters spaced
+apart cut an instruction into fragments the model never saw in training, so it cannot tell what they say.
+Rather than teach it every encoding, the check also scores the text as a reader would decode it, and keeps
+the most suspicious reading. A view is added only when the text shows the trick (a decodable base64 run, words
+mixing digits and letters, letters spaced one by one, or a reversal that reads as more ordinary words), so
+ordinary text costs nothing more.
+
+Each view is scored as its own text; the verdict takes the highest attack score over the original and its
+views (the original's span is reported when a view decided it).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+
+_B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
+_LEET_WORD = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*[013457@$])[\w@$]{3,20}\b")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+_SPACED = re.compile(r"(?<!\S)(?:\w {1,3}){3,}\w(?!\S)")
+MAX_VIEW_CHARS = 8_192  # views are built from the first 8 kB only: encodings in a long document are rare
+
+
+def decoded_base64(text: str) -> str | None:
+    """The base64 runs of ``text`` that decode to printable UTF-8 text, joined; None when there are none."""
+    parts = []
+    for run in _B64.findall(text):
+        if not any(c.isdigit() or c in "+/=" for c in run) and run.isalpha() and run.islower():
+            continue  # a long lower-case word, not base64
+        padded = run + "=" * (-len(run) % 4)
+        try:
+            raw = base64.b64decode(padded, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        printable = sum(c.isprintable() or c.isspace() for c in raw)
+        if raw.strip() and printable >= 0.95 * len(raw) and sum(c.isalpha() for c in raw) >= 0.5 * len(raw):
+            parts.append(raw)
+    return "\n".join(parts) or None
+
+
+def unleet(text: str) -> str | None:
+    """``text`` with digits and symbols inside words read as letters, when at least two words mix them."""
+    words = _LEET_WORD.findall(text)
+    if len(words) < 2:
+        return None
+    return _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), text)
+
+
+def unspaced(text: str) -> str | None:
+    """``text`` with runs of letters spaced one by one (``i g n o r e``) joined, when it has such runs."""
+    if not _SPACED.search(text):
+        return None
+
+    def join(m: re.Match[str]) -> str:
+        return re.sub(r" {2,}", "\x00", m.group(0)).replace(" ", "").replace("\x00", " ")
+
+    return _SPACED.sub(join, text)
+
+
+def views(text: str, token_count: Callable[[str], int]) -> list[str]:
+    """The decoded readings of ``text`` worth scoring besides it (often none). ``token_count`` counts the
+    classifier's tokens: reversed text is read backwards when that takes at least a quarter fewer tokens (real
+    words are whole WordPieces; reversed ones fall apart into fragments)."""
+    head = text[:MAX_VIEW_CHARS]
+    out = [v for v in (decoded_base64(head), unleet(head), unspaced(head)) if v]
+    flipped = reversed_parts(head, token_count)
+    if flipped is not None:
+        out.append(flipped)
+    return out
+
+
+_PART = re.compile(r"([^\n:\"']+)")
+
+
+def reversed_parts(text: str, token_count: Callable[[str], int]) -> str | None:
+    """``text`` with each part (between line breaks, colons and quotes) read backwards where that reads as
+    ordinary words; None when no part does. A part of at least 12 letters whose reversal takes at least a
+    quarter fewer tokens counts: real words are whole WordPieces, reversed ones fall apart."""
+    changed = False
+
+    def flip(m: re.Match[str]) -> str:
+        nonlocal changed
+        part = m.group(0)
+        if sum(c.isalpha() for c in part) < 12:
+            return part
+        backwards = part[::-1]
+        if token_count(backwards) <= 0.75 * token_count(part):
+            changed = True
+            return backwards
+        return part
+
+    flipped = _PART.sub(flip, text)
+    return flipped if changed else None
