@@ -353,3 +353,39 @@ def test_deployment_checker_catches_a_mistake(
         assert problems == []
     else:
         assert any(expected in p for p in problems), problems
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for rule in selector.get("matchExpressions") or []:
+        assert rule["operator"] == "In", rule
+        if labels.get(rule["key"]) not in rule["values"]:
+            return False
+    return True
+
+
+def test_network_policies_deny_by_default_and_open_only_named_ports(applied: list[dict[str, Any]]) -> None:
+    """Review N8: nothing reaches a pod unless a policy allows it; each allowed port is one its pods name; the
+    trust-broker's metrics port only from the monitoring namespace."""
+    policies = {p["metadata"]["name"]: p["spec"] for p in of_kind(applied, "NetworkPolicy")}
+    assert policies["default-deny-ingress"] == {"podSelector": {}, "policyTypes": ["Ingress"]}
+    pods = {d["metadata"]["name"]: d["spec"]["template"] for d in of_kind(applied, "Deployment")}
+    opened: dict[str, set[str]] = {}
+    for name, spec in policies.items():
+        selected = [n for n, t in pods.items() if _selects(spec["podSelector"], t["metadata"]["labels"])]
+        assert selected, f"{name} selects no pod"
+        for rule in spec.get("ingress", []):
+            for port in rule["ports"]:
+                for pod in selected:
+                    named = {p["name"] for c in pods[pod]["spec"]["containers"] for p in c.get("ports") or []}
+                    assert port["port"] in named, (name, pod, port)
+                    opened.setdefault(pod, set()).add(port["port"])
+    assert set(opened) == set(pods)  # every service is reachable where it must be, and only there
+    broker = policies["trust-broker-metrics-from-monitoring"]["ingress"]
+    assert broker == [
+        {
+            "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+            "ports": [{"protocol": "TCP", "port": "metrics"}],
+        }
+    ]

@@ -34,6 +34,7 @@ EXPECTED_KINDS = {
     "Job": 1,
     "Deployment": 5,  # prompt-api, model-api, guardrail-ingest, toxicity-classifier, trust-broker
     "Service": 5,  # the four HTTP services and the trust-broker's metrics port
+    "NetworkPolicy": 4,  # default deny, public APIs, toxicity-classifier, trust-broker metrics
 }
 
 
