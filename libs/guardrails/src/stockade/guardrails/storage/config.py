@@ -29,6 +29,28 @@ class StorageConfig(BaseModel):
     )
     backoff_initial_s: float = Field(default=0.2, ge=0, description="First retry delay; doubles per retry.")
     backoff_max_s: float = Field(default=5.0, ge=0, description="Upper bound of one retry delay.")
+    max_pending_runs: int = Field(
+        default=1_000,
+        gt=0,
+        description="Closed runs whose flush failed kept for a retry; past it the oldest are dropped (counted).",
+    )
+    max_pending_events: int = Field(
+        default=50_000,
+        gt=0,
+        description="Events of all those runs together; past it the oldest runs (then events) are dropped.",
+    )
+    retry_pending: bool = Field(
+        default=True, description="Retry runs whose flush failed in a background thread, with backoff."
+    )
+    retry_initial_s: float = Field(
+        default=2.0, gt=0, description="First background retry after a failed flush; doubles per failure."
+    )
+    retry_max_s: float = Field(default=60.0, gt=0, description="Upper bound of the background retry delay.")
+    exit_flush_timeout_s: float = Field(
+        default=5.0,
+        ge=0,
+        description="At interpreter exit, try once more to send the kept runs, for at most this long (0: no).",
+    )
     api_key: SecretStr | None = Field(
         default=None,
         description=(

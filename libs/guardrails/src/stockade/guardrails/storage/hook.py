@@ -3,7 +3,9 @@
 Lifecycle: ``begin_run()`` opens a run; every event recorded while it is open goes into its buffer (at most
 ``max_buffer`` events, later ones are counted as dropped); ``end_run()`` closes it and flushes the buffer through
 :class:`~stockade.guardrails.storage.sink.BackendGuardrailSink`. A flush that fails keeps the events, so a later
-``end_run(run_id)`` or ``flush_pending()`` sends them again (the backend dedupes on ``event_id``).
+``end_run(run_id)`` or ``flush_pending()`` sends them again (the backend dedupes on ``event_id``). Kept runs are
+bounded, retried in the background with backoff and tried once more at exit (see
+:mod:`~stockade.guardrails.storage.pending`).
 
 Objects registered with :meth:`GuardrailsStorageHook.add_run_listener` (held weakly) hear of every run opened
 and closed: the policy engines' token budgets keep per-run totals for exactly the open runs.
@@ -29,6 +31,13 @@ from stockade.guardrails.events import GuardrailEvent
 from stockade.guardrails.storage.buffer import BufferedRun, RunListener
 from stockade.guardrails.storage.config import StorageConfig
 from stockade.guardrails.storage.context import RunLinks
+from stockade.guardrails.storage.pending import (
+    PendingRetrier,
+    PendingRuns,
+    PendingStats,
+    flush_at_exit,
+    register_for_exit,
+)
 from stockade.guardrails.storage.result import FlushResult, FlushStatus
 from stockade.guardrails.storage.sink import BackendGuardrailSink
 
@@ -50,7 +59,8 @@ class GuardrailsStorageHook:
         self._links = RunLinks.from_env(environ)
         self._staged: RunLinks | None = None
         self._open: dict[str, BufferedRun] = {}
-        self._pending: dict[str, BufferedRun] = {}
+        self.pending = PendingRuns(self.config)  # closed runs whose flush failed
+        self._retrier = PendingRetrier(self)
         self._current: ContextVar[str | None] = ContextVar(f"stockade_run_{id(self)}", default=None)
         self._lock = threading.Lock()
         self._listeners: weakref.WeakSet[RunListener] = weakref.WeakSet()
@@ -155,8 +165,8 @@ class GuardrailsStorageHook:
         run_id = run_id or self._current.get()
         with self._lock:
             run = self._open.pop(run_id, None) if run_id else None
-            if run is None and run_id in self._pending:
-                run = self._pending.pop(run_id)
+            if run is None:
+                run = self.pending.pop(run_id)
             if run is None and run_id is None and len(self._open) == 1:
                 run = self._open.pop(next(iter(self._open)))
             if run is None:
@@ -188,26 +198,44 @@ class GuardrailsStorageHook:
         outcome = await self.sink.send(info, snapshot)
         with self._lock:  # record() only appends, so the sent events are still the first ones
             del run.events[: outcome.done if outcome.retryable else len(snapshot)]
-        if outcome.ok:
-            return FlushResult(rid, FlushStatus.SENT, sent=outcome.sent, db_type=outcome.db_type)
-        status = FlushStatus.FAILED if outcome.retryable else FlushStatus.REJECTED
-        unsent = len(snapshot) - outcome.sent
-        return FlushResult(
-            rid,
-            status,
-            sent=outcome.sent,
-            pending=unsent - outcome.rejected if outcome.retryable else 0,
-            rejected=outcome.rejected if outcome.retryable else unsent,
-            db_type=outcome.db_type,
-            error=outcome.error,
-        )
+        return FlushResult.of(rid, outcome, len(snapshot))
 
     async def flush_pending(self) -> list[FlushResult]:
-        """Retry every closed run whose flush failed."""
-        with self._lock:
-            runs = list(self._pending.values())
-            self._pending.clear()
-        return [await self._flush(run) for run in runs]
+        """Retry every closed run whose flush failed (the background retrier calls this too)."""
+        runs = self.pending.take_all()
+        results: list[FlushResult] = []
+        try:
+            for run in runs:
+                results.append(await self._flush(run))
+        except (
+            BaseException
+        ):  # cancelled (a bounded flush at exit): keep the run in flight and those after it
+            for run in runs[len(results) :]:
+                if self.pending.get(run.run_id) is None:
+                    self.pending.add(run)
+            raise
+        return results
+
+    def pending_stats(self) -> PendingStats:
+        """Runs and events kept for a retry, what the bounds dropped, and the background retry's state."""
+        counts = self.pending.counts()
+        retries, next_retry_s = self._retrier.state()
+        return PendingStats(
+            runs=len(counts),
+            events=sum(counts.values()),
+            dropped_runs=self.pending.dropped_runs,
+            dropped_events=self.pending.dropped_events,
+            retries=retries,
+            next_retry_s=next_retry_s,
+        )
+
+    def flush_at_exit(self) -> None:
+        """Send the runs still pending once more, for at most exit_flush_timeout_s (called by atexit)."""
+        flush_at_exit(self, self._retrier)
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Stop the background retry (pending runs stay; flush_pending() still sends them)."""
+        self._retrier.stop(timeout_s)
 
     # -- inspection ---------------------------------------------------------------------------------------
     @property
@@ -222,14 +250,13 @@ class GuardrailsStorageHook:
 
     def pending_runs(self) -> dict[str, int]:
         """Closed runs waiting for a retry, with their event counts."""
-        with self._lock:
-            return {rid: len(run.events) for rid, run in self._pending.items()}
+        return self.pending.counts()
 
     def buffered(self, run_id: str | None = None) -> list[GuardrailEvent]:
         """A copy of the events buffered for an open or pending run (default: the current run)."""
         rid = run_id or self._current.get() or ""
         with self._lock:
-            run = self._open.get(rid) or self._pending.get(rid)
+            run = self._open.get(rid) or self.pending.get(rid)
             return list(run.events) if run else []
 
     # -- internals ----------------------------------------------------------------------------------------
@@ -249,39 +276,20 @@ class GuardrailsStorageHook:
         if not run.events:
             return FlushResult(run.run_id, FlushStatus.EMPTY, dropped=run.dropped)
         outcome = await self.sink.send(run.info(), run.events)
-        if outcome.ok:
-            return FlushResult(
-                run.run_id, FlushStatus.SENT, sent=outcome.sent, dropped=run.dropped, db_type=outcome.db_type
+        result = FlushResult.of(run.run_id, outcome, len(run.events), dropped=run.dropped)
+        if result.status is FlushStatus.REJECTED:
+            log.error(
+                "guardrail run %s: backend refused %d events: %s", run.run_id, result.rejected, result.error
             )
-        unsent = run.events[outcome.done :]
-        if not outcome.retryable:
-            refused = len(run.events) - outcome.sent
-            log.error("guardrail run %s: backend refused %d events: %s", run.run_id, refused, outcome.error)
-            return FlushResult(
+        elif result.status is FlushStatus.FAILED:
+            run.events = run.events[outcome.done :]
+            self.pending.add(run)
+            register_for_exit(self)
+            self._retrier.wake()
+            log.warning(
+                "guardrail run %s: flush failed, %d events kept for a retry: %s",
                 run.run_id,
-                FlushStatus.REJECTED,
-                sent=outcome.sent,
-                rejected=refused,
-                dropped=run.dropped,
-                db_type=outcome.db_type,
-                error=outcome.error,
+                len(run.events),
+                outcome.error,
             )
-        run.events = unsent
-        with self._lock:
-            self._pending[run.run_id] = run
-        log.warning(
-            "guardrail run %s: flush failed, %d events kept for a retry: %s",
-            run.run_id,
-            len(unsent),
-            outcome.error,
-        )
-        return FlushResult(
-            run.run_id,
-            FlushStatus.FAILED,
-            sent=outcome.sent,
-            pending=len(unsent),
-            rejected=outcome.rejected,
-            dropped=run.dropped,
-            db_type=outcome.db_type,
-            error=outcome.error,
-        )
+        return result

@@ -32,6 +32,24 @@ class FlushResult:
         """True when nothing is left to do for this run (sent, empty or disabled)."""
         return self.status in (FlushStatus.SENT, FlushStatus.EMPTY, FlushStatus.DISABLED)
 
+    @classmethod
+    def of(cls, run_id: str, outcome: SendOutcome, total: int, *, dropped: int = 0) -> FlushResult:
+        """The result of sending ``total`` events with ``outcome``: the unsent ones are pending when the
+        failure is retryable, else refused."""
+        if outcome.ok:
+            return cls(run_id, FlushStatus.SENT, sent=outcome.sent, dropped=dropped, db_type=outcome.db_type)
+        unsent = total - outcome.sent
+        return cls(
+            run_id,
+            FlushStatus.FAILED if outcome.retryable else FlushStatus.REJECTED,
+            sent=outcome.sent,
+            pending=unsent - outcome.rejected if outcome.retryable else 0,
+            rejected=outcome.rejected if outcome.retryable else unsent,
+            dropped=dropped,
+            db_type=outcome.db_type,
+            error=outcome.error,
+        )
+
 
 @dataclass(frozen=True)
 class SendOutcome:
