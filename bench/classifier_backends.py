@@ -15,7 +15,9 @@ It prints per configuration the median and p95 milliseconds per text, the ratio 
 texts the judge read and the judge's tokens per call (the provider's reported usage is fixed by the server, so
 the count printed is the library's own estimate of the request, one token per four characters).
 
-    .venv/bin/python bench/classifier_backends.py [--n 40] [--judge-latency-ms 0]
+    .venv/bin/python bench/classifier_backends.py [--n 40] [--judge-latency-ms 0] [--model-path DIR]
+
+``--model-path`` adds a row for a converted Hugging Face model (``model_path``) on the same texts.
 """
 
 from __future__ import annotations
@@ -160,6 +162,7 @@ async def main() -> None:
     ap.add_argument("--n", type=int, default=40, help="benign and attack texts each")
     ap.add_argument("--judge-latency-ms", type=float, default=0.0, help="model latency the judge server adds")
     ap.add_argument("--band", type=float, nargs=2, default=(0.2, 0.98))
+    ap.add_argument("--model-path", help="also time this model_path directory (stockade convert-classifier)")
     args = ap.parse_args()
     items = texts(args.n)
     print(
@@ -186,6 +189,8 @@ async def main() -> None:
             checks[f"+ judge {mode}"] = JudgedCheck(ModelClassificationCheck(ClassificationConfig()), config)
         remote = ClassificationConfig(remote={"url": f"{tox_url}/classify"})
         checks["remote (same model)"] = ModelClassificationCheck(remote)
+        if args.model_path:
+            checks["model_path"] = ModelClassificationCheck(ClassificationConfig(model_path=args.model_path))
         times = await interleaved(checks, items)
         tokens = [counter.count_request(judge.request(t)) for _, t in items]
         prompt_only = counter.count_request(judge.request(""))
