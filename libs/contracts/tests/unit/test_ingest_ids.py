@@ -44,3 +44,9 @@ def test_control_characters_are_refused_everywhere(bad: str, where: str) -> None
         body = batch(**{where: bad})
     with pytest.raises(ValidationError):
         GuardrailBatch.model_validate(body)
+
+
+def test_the_platforms_audit_kind_is_refused_from_clients() -> None:
+    with pytest.raises(ValidationError, match="platform only"):
+        GuardrailBatch.model_validate(batch(kind="audit"))
+    assert GuardrailBatch.model_validate(batch(kind="trust")).events[0].kind == "trust"  # the library's own

@@ -25,6 +25,10 @@ _SHORT = 128
 _NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]*$"
 """No control characters (C0, DEL, C1) in a client-supplied id or name: printed by `stockade admin dead-letters`
 and shown in the console, a terminal escape in one would reach an operator's terminal."""
+PLATFORM_KINDS: Final = frozenset({"audit"})
+"""Event kinds only the platform writes (guardrail-ingest's audit trail: API-key revocations): a client's batch
+with one is refused, so no ingest key can forge the platform's records. Trust rejections the broker files carry
+no ``ingest_key_id``; the library's own ``trust`` events carry the key that sent them."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -96,6 +100,13 @@ class WireEvent(BaseModel):
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
         return value.astimezone(UTC)
+
+    @field_validator("kind")
+    @classmethod
+    def _not_reserved(cls, value: str) -> str:
+        if value in PLATFORM_KINDS:
+            raise ValueError(f"kind {value!r} is written by the platform only (its audit trail)")
+        return value
 
 
 class GuardrailBatch(BaseModel):
