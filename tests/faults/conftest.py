@@ -272,13 +272,18 @@ async def burst_through(
     retries = 0
 
     async def submit(envelope: Any, payload: bytes) -> dict[str, Any] | None:
+        # As AgentBus.send(): the broker answers on agent.planner.reply.<token> (never a subject we name).
+        token = uuid.uuid4().hex
+        answer_on = subjects.agent_reply("planner", token)
         try:
-            reply = await planner.request(
+            sub = await planner.subscribe(answer_on, max_msgs=1)
+            await planner.publish(
                 subjects.trust_submit("executor"),
                 payload,
-                headers={wire.ATTESTATION: envelope.to_json()},
-                timeout=2,
+                reply=answer_on,
+                headers={wire.ATTESTATION: envelope.to_json(), wire.REPLY_TOKEN: token},
             )
+            reply = await sub.next_msg(timeout=2)
         except Exception:  # timeout, no responders, reconnecting: the outcome is unknown, send again
             return None
         answer: dict[str, Any] = json.loads(reply.data)
