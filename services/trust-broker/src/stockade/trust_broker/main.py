@@ -30,6 +30,7 @@ from stockade.runtime.nats import install_stop_signals
 from stockade.runtime.shutdown import GRACE_S, ShutdownDeadline, cancel_within
 from stockade.runtime.tracing import configure_tracing, consumer_span, inject
 from stockade.trust_broker import wire
+from stockade.trust_broker.content import build_content_validator
 from stockade.trust_broker.dispatch import ConcurrentSubscription
 from stockade.trust_broker.metrics import count_decision
 from stockade.trust_broker.reloading import EnforcerProvider
@@ -118,7 +119,9 @@ class TrustBrokerApp:
         await connect_broker(self.broker, self.settings.nats)  # retries for nats.startup_wait_s
         nonce_store = await self._nonce_store()
         await self._ensure_stream()
-        self.provider = EnforcerProvider(self.settings.config_path, nonce_store)
+        # Layer D (content re-validation) when configured: its checks load and warm up before consuming.
+        validator = await build_content_validator(self.settings.content_validation)
+        self.provider = EnforcerProvider(self.settings.config_path, nonce_store, content_validator=validator)
         self.service = TrustBrokerService(self.provider)
         await self.broker.start()
         await self.submissions.start(self.broker.connection)

@@ -14,7 +14,13 @@ import logging
 from pathlib import Path
 
 from stockade.guardrails.errors import ConfigError
-from stockade.guardrails.trust import AgentTrustEnforcer, NonceStore, TrustConfig, trust_config_from_path
+from stockade.guardrails.trust import (
+    AgentTrustEnforcer,
+    ContentValidator,
+    NonceStore,
+    TrustConfig,
+    trust_config_from_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -22,9 +28,12 @@ log = logging.getLogger(__name__)
 class EnforcerProvider:
     """``provider.current`` is the enforcer to use for the next message."""
 
-    def __init__(self, path: Path, nonce_store: NonceStore) -> None:
+    def __init__(
+        self, path: Path, nonce_store: NonceStore, *, content_validator: ContentValidator | None = None
+    ) -> None:
         self.path = path
         self.nonce_store = nonce_store
+        self.content_validator = content_validator  # layer D, kept across reloads (its models load once)
         self._mtime: float | None = None
         self.version = 0
         self.config: TrustConfig = trust_config_from_path(path)
@@ -32,7 +41,9 @@ class EnforcerProvider:
         self._mtime = self._stat()
 
     def _build(self, config: TrustConfig) -> AgentTrustEnforcer:
-        enforcer = AgentTrustEnforcer.from_config(config, nonce_store=self.nonce_store)
+        enforcer = AgentTrustEnforcer.from_config(
+            config, nonce_store=self.nonce_store, content_validator=self.content_validator
+        )
         self.version += 1
         return enforcer
 

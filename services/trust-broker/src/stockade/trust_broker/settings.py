@@ -1,7 +1,8 @@
 """trust-broker settings: ``TRUST_BROKER_`` environment prefix, nested with ``__``.
 
 ``TRUST_BROKER_CONFIG_PATH=/etc/stockade/trust.yaml`` (registry, keys, policy: the ``guardrails.trust``
-section), ``TRUST_BROKER_NATS__URL``, ``TRUST_BROKER_NATS__USER``, ``TRUST_BROKER_NATS__PASSWORD``.
+section), ``TRUST_BROKER_NATS__URL``, ``TRUST_BROKER_NATS__USER``, ``TRUST_BROKER_NATS__PASSWORD``,
+``TRUST_BROKER_CONTENT_VALIDATION__ENABLED=true`` (layer D).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic_settings import SettingsConfigDict
 from stockade.contracts import subjects
 from stockade.contracts.limits import BUCKET_MAX_BYTES, STREAM_LIMITS
 from stockade.runtime.settings import HttpSettings, ServiceSettings
+from stockade.trust_broker.content import ContentValidationSettings
 
 
 class TrustBrokerSettings(ServiceSettings):
@@ -51,6 +53,11 @@ class TrustBrokerSettings(ServiceSettings):
         default=STREAM_LIMITS["TRUST"].max_age_s, gt=0, description="trust.rejected.v1 is kept this long."
     )
     queue: str = Field(default=subjects.TRUST_BROKER_QUEUE, description="Queue group shared by replicas.")
+    content_validation: ContentValidationSettings = Field(
+        default_factory=ContentValidationSettings,
+        description="Layer D: re-validate every payload with the guardrails' content checks "
+        "(TRUST_BROKER_CONTENT_VALIDATION__ENABLED=true; stockade.trust_broker.content).",
+    )
     max_workers: int = Field(
         default=256,
         ge=1,
