@@ -140,3 +140,13 @@ def test_the_demo_agents_are_granted_the_demo_projects_events_only(tmp_path: Pat
     assert grants.count("prompt.published.v1.") == 4  # one grant per agent, no other project, no wildcard
     again = nats_auth.prepare(tmp_path, "127.0.0.1", 1)  # a later start: the projects of the first
     assert (again.config_path.parent / "agents.conf").read_text() == text
+
+
+async def test_doctor_reports_the_authenticated_bus_as_up(server: tuple[nats_auth.NatsAuth, int]) -> None:
+    from stockade.cli.doctor import _nats
+
+    auth, port = server
+    up = await connect(port, [], user="planner", password=auth.passwords["planner"])  # the server runs
+    await up.close()
+    probe = await _nats(f"nats://127.0.0.1:{port}")
+    assert probe.reachable and "requires a user" in probe.note

@@ -28,6 +28,13 @@ async def _nats(url: str) -> Probe:
     try:
         nc = await probe_connect(url)
     except Exception as exc:
+        if "authorization" in str(exc).lower():  # it answers, and wants a user (stockade up, deploy/nats)
+            return Probe(
+                "nats",
+                url,
+                True,
+                note="requires a user and password (stockade up: .stockade/nats/credentials.json)",
+            )
         return Probe(
             "nats", url, False, note=f"{type(exc).__name__}: start one with 'stockade up' or set NATS_URL"
         )
