@@ -296,5 +296,13 @@ def test_settings_are_validated_with_the_key_path() -> None:
         GuardrailSystem(classification={"judge": {"model": model, "band": [0.9, 0.1]}})
     with pytest.raises(ConfigError, match=r"classification\.judge\.model\.provider: Input should be"):
         GuardrailSystem(classification={"judge": {"model": {"provider": "nope", "model": "m"}}})
-    with pytest.raises(ConfigError, match=r"classification\.judge\.model: Field required"):
-        GuardrailSystem(classification={"judge": {"mode": "always"}})
+    with pytest.raises(
+        ConfigError, match=r"classification\.judge\.model\.api_key: Value error|'api_key' is not"
+    ):
+        GuardrailSystem(classification={"judge": {"model": {**model, "api_key": "sk-inline"}}})
+    default = JudgeConfig()
+    assert (default.model.provider, default.model.model, default.mode) == (
+        "openai",
+        "gpt-4o-mini",
+        "when_unsure",
+    )

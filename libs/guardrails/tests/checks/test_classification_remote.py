@@ -141,8 +141,8 @@ def test_the_key_comes_from_the_environment(scripted_service: Any, monkeypatch: 
 
 
 def test_settings_are_validated_with_the_key_path() -> None:
-    with pytest.raises(ConfigError, match=r"classification\.remote\.url: Field required"):
-        GuardrailSystem(classification={"remote": {}})
+    with pytest.raises(ConfigError, match=r"classification\.remote\.url: String should have at least 1"):
+        GuardrailSystem(classification={"remote": {"url": ""}})
     with pytest.raises(ConfigError, match="overlap_chars must be smaller"):
         GuardrailSystem(
             classification={"remote": {"url": "http://x", "window_chars": 100, "overlap_chars": 100}}

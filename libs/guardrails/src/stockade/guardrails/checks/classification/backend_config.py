@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from stockade.guardrails.checks.config_base import Strict
-from stockade.guardrails.llm.config import ModelConfig
+from stockade.guardrails.llm.config import ModelConfig, Provider
 
 ModelClass = Literal["benign", "injection", "jailbreak", "malicious"]
 """What a foreign model's label means to the check: not an attack, or one of the attack classes."""
@@ -35,7 +35,9 @@ class RemoteClassifierConfig(Strict):
     (``POST {"inputs": [...]}`` -> one ``[{"label", "score"}, ...]`` list per text)."""
 
     url: str = Field(
-        min_length=1, description="POST endpoint of the service, e.g. http://guard:8090/classify."
+        default="http://127.0.0.1:8090/classify",
+        min_length=1,
+        description="POST endpoint of the service, e.g. http://guard.internal:8090/classify.",
     )
     api_key_env: str | None = Field(
         default=None, description="Environment variable whose value is sent as 'Authorization: Bearer <key>'."
@@ -66,16 +68,30 @@ class RemoteClassifierConfig(Strict):
 JudgeAction = Literal["block", "warn", "allow"]
 
 
+class JudgeModelConfig(ModelConfig):
+    """The judge's model: a ``models`` entry's fields, with a default provider and model."""
+
+    provider: Provider = Field(
+        default="openai", description="openai, azure_openai, anthropic, gemini or bedrock."
+    )
+    model: str = Field(
+        default="gpt-4o-mini",
+        min_length=1,
+        description="Model name; the deployment name for azure_openai, the model id for bedrock.",
+    )
+
+
 class JudgeConfig(Strict):
     """``classification.judge``: an LLM asked whether the text is an attack, after the classifier."""
 
     enabled: bool = Field(
         default=True, description="Call the judge (set false to keep the section but skip)."
     )
-    model: ModelConfig = Field(
+    model: JudgeModelConfig = Field(
+        default_factory=JudgeModelConfig,
         description="The judge model: any provider LLMRails supports (openai, azure_openai, anthropic, gemini, "
         "bedrock), or an OpenAI-compatible server (provider openai with base_url), e.g. a self-hosted guard "
-        "model such as Llama Guard."
+        "model such as Llama Guard.",
     )
     mode: Literal["always", "when_unsure"] = Field(
         default="when_unsure",
