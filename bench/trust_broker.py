@@ -12,6 +12,10 @@ Measures, in one run and against one nats-server (the pip binary, JetStream on, 
    submissions on the same ConcurrentSubscription, queue group and in-flight bound; no verification): the
    baseline. "Added latency" is broker minus baseline at each percentile.
 4. Replays: every envelope of a batch is sent twice; the number of duplicates the receiver got must be 0.
+5. Layer D (content re-validation, ``TRUST_BROKER_CONTENT_VALIDATION__ENABLED``): verify_message() in-process
+   with the broker's validator (``build_content_validator``: the default checks without PII) against the same
+   enforcer without it (layers A-C), on the same 1 kB agent messages in the same run: calls/s, p50/p99 per
+   call and the ratio A-D / A-C.
 
 The ratio broker/plain forwarding is printed last.
 """
@@ -90,6 +94,47 @@ async def bench_verify_in_process(n: int) -> float:
         result = await enforcer.verify_message(env, body)
         assert result.passed, result.error
     return n / (time.perf_counter() - start)
+
+
+SENTENCES = (
+    "Summarize the attached quarterly report for the finance team and list the three largest cost changes.",
+    "The customer asked whether the order shipped; look up tracking number and reply with the expected date.",
+    "Draft a short status update for the migration: databases moved, two services left, no incidents so far.",
+    "Compare the two vendor quotes and recommend one, noting support terms and the delivery schedule.",
+)
+
+
+def agent_message(i: int) -> bytes:
+    """About 1 kB of ordinary agent-to-agent text (the classifier reads words, not padding)."""
+    text, k = "", i
+    while len(text) < PAYLOAD_BYTES - 40:
+        text += SENTENCES[k % len(SENTENCES)] + " "
+        k += 1
+    return json.dumps({"i": i, "task": text.strip()}).encode()
+
+
+async def bench_layer_d(n: int) -> dict[str, float]:
+    """verify_message() with layers A-C, then A-D, over the same messages (fresh nonces for each pass)."""
+    from stockade.trust_broker.content import ContentValidationSettings, build_content_validator
+
+    config = trust_config_from_dict(TRUST_DOC)
+    validator = await build_content_validator(ContentValidationSettings(enabled=True))
+    out: dict[str, float] = {}
+    for name, wired in (("a_c", None), ("a_d", validator)):
+        enforcer = AgentTrustEnforcer.from_config(config, receiver="receiver", content_validator=wired)
+        times: list[float] = []
+        for i in range(n):  # signed just before verifying: a slow pass must not age the envelopes out
+            body = agent_message(i)
+            env = enforcer.sign("sender", "receiver", body, capability="work").to_json()
+            t0 = time.perf_counter()
+            result = await enforcer.verify_message(env, body)
+            times.append(time.perf_counter() - t0)
+            assert result.passed, result.error
+        total = sum(times)
+        out[f"{name}_rate"] = n / total
+        qs = statistics.quantiles(times, n=100)
+        out[f"{name}_p50_ms"], out[f"{name}_p99_ms"] = qs[49] * 1e3, qs[98] * 1e3
+    return out
 
 
 # --- processes ---------------------------------------------------------------------------------------------
@@ -303,6 +348,18 @@ async def main(args: argparse.Namespace) -> None:
     print(
         f"verify_message() in-process: {verify_rate:,.0f} calls/s ({args.verify_calls} calls, 1 kB payloads)"
     )
+    d = await bench_layer_d(args.layer_d_calls)
+    for name, key in (("A-C", "a_c"), ("A-D", "a_d")):
+        print(
+            f"verify_message() layers {name}: {d[key + '_rate']:,.0f} calls/s; per call p50 "
+            f"{d[key + '_p50_ms']:.3f} ms, p99 {d[key + '_p99_ms']:.3f} ms ({args.layer_d_calls} 1 kB agent messages)"
+        )
+    print(
+        f"ratio layers A-D / A-C (calls/s): {d['a_d_rate'] / d['a_c_rate']:.4f}; "
+        f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    if args.layer_d_only:
+        return
     servers = Servers()
     try:
         servers.start_nats()
@@ -363,6 +420,10 @@ if __name__ == "__main__":
         action="store_true",
         help="the default event loop here (the processes started keep uvloop)",
     )
+    parser.add_argument(
+        "--layer-d-calls", type=int, default=300, help="verify_message() calls with and without layer D"
+    )
+    parser.add_argument("--layer-d-only", action="store_true", help="parts 1 and 5 only (no NATS)")
     parser.add_argument("--forwarder", metavar="URL", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     # uvloop for every process of the run (forwarder, sender/receiver), as the trust-broker uses it.

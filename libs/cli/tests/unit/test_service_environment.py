@@ -1,8 +1,9 @@
 """What ``stockade up`` hands each HTTP service: it serves plain http on 127.0.0.1, so model-api's session
 cookie goes without Secure there (the service's own default, for every other deployment, is Secure)."""
 
-from stockade.cli.stack import StackConfig, http_service_env
+from stockade.cli.stack import StackConfig, http_service_env, trust_broker_env
 from stockade.model_api.settings import ModelApiSettings
+from stockade.trust_broker.settings import TrustBrokerSettings
 
 
 def test_stockade_up_turns_the_secure_cookie_off_for_its_plain_http_console(tmp_path, monkeypatch):
@@ -51,3 +52,17 @@ def test_the_console_reads_the_embedded_run_store_through_ingest_unless_told_oth
     monkeypatch.delenv("GUARDRAIL_INGEST_SINK__CLICKHOUSE_URL")
     monkeypatch.setenv("MODEL_API_RUNS__CLICKHOUSE_URL", "http://clickhouse:8123/default")
     assert "MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST" not in http_service_env(cfg, "model-api")
+
+
+def test_the_demo_broker_runs_layer_d_unless_told_otherwise(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRUST_BROKER_CONTENT_VALIDATION__ENABLED", raising=False)
+    env = trust_broker_env(StackConfig(state_dir=tmp_path))
+    for name, value in env.items():
+        if name.startswith("TRUST_BROKER_"):
+            monkeypatch.setenv(name, value)
+    assert TrustBrokerSettings().content_validation.enabled  # spec 4.4: layers A to D
+    monkeypatch.setenv("TRUST_BROKER_CONTENT_VALIDATION__ENABLED", "false")
+    assert (
+        trust_broker_env(StackConfig(state_dir=tmp_path))["TRUST_BROKER_CONTENT_VALIDATION__ENABLED"]
+        == "false"
+    )

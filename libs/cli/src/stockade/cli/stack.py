@@ -179,14 +179,10 @@ async def _wait_nats(cfg: StackConfig, child: Child) -> None:
 
 def start_service(cfg: StackConfig, name: str) -> Child:
     if name == "trust-broker":
-        # Host and port together: an HTTP__HOST alone replaces the broker's http default (port 8105) with
-        # HttpSettings' own (8000), a port other programs often hold.
-        env = child_env(cfg, "TRUST_BROKER_", cfg.trust_port)
-        env["TRUST_BROKER_CONFIG_PATH"] = str(ensure_trust_config(cfg.state_dir, cfg.audit_project_id))
         return spawn(
             name,
             [sys.executable, "-m", "stockade.trust_broker"],
-            env=env,
+            env=trust_broker_env(cfg),
             log_dir=cfg.log_dir,
             cwd=Path.cwd(),
         )
@@ -198,6 +194,17 @@ def start_service(cfg: StackConfig, name: str) -> Child:
         log_dir=cfg.log_dir,
         cwd=Path.cwd(),
     )
+
+
+def trust_broker_env(cfg: StackConfig) -> dict[str, str]:
+    """The trust-broker's environment under ``stockade up`` (a variable already set is kept)."""
+    # Host and port together: an HTTP__HOST alone replaces the broker's http default (port 8105) with
+    # HttpSettings' own (8000), a port other programs often hold.
+    env = child_env(cfg, "TRUST_BROKER_", cfg.trust_port)
+    env["TRUST_BROKER_CONFIG_PATH"] = str(ensure_trust_config(cfg.state_dir, cfg.audit_project_id))
+    # Layer D: every payload re-validated by the content checks (the attack classifier), as deployed.
+    env.setdefault("TRUST_BROKER_CONTENT_VALIDATION__ENABLED", "true")
+    return env
 
 
 def http_service_env(cfg: StackConfig, name: str) -> dict[str, str]:

@@ -23,6 +23,11 @@ its messages, each delivered to one replica (deduplicate on :attr:`VerifiedMessa
 a message twice, for example after a crash mid-handling). Only the trust-broker may publish there (deploy/nats), and it sets the headers from
 what it verified, so the sender, trust level and capability :class:`VerifiedMessage` carries are the broker's,
 never the sender's claim. Messages arrive at most once and only while connected (no persistence).
+
+Layer D (content re-validation) runs in the broker only when its deployment enables ``content_validation``, and
+with the broker's checks (defaults without PII; it never masks a signed payload). A receiver that needs its own
+checks (PII masking, stricter or custom ones), or talks to a broker without layer D, calls
+``AgentTrustEnforcer.revalidate_upstream_output(message.payload, sender=message.sender)`` itself.
 """
 
 from __future__ import annotations
