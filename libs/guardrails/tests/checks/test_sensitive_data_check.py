@@ -3,7 +3,9 @@ including overlapping-chunk processing of long texts."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import threading
 
 import pytest
 
@@ -93,3 +95,54 @@ async def test_blocking_and_label_filter_are_configurable(tiny_ner_model: str) -
 def test_overlap_must_be_smaller_than_chunk() -> None:
     with pytest.raises(ValueError):
         SensitiveDataConfig(chunk_tokens=16, overlap_tokens=16)
+
+
+def _long_text(n: int = 400) -> str:
+    return "".join(FILLER * (1 + i % 3) + ("quokka " if i % 2 else "zebra ") for i in range(n))
+
+
+def _system(model: str, **sensitive: object) -> GuardrailSystem:
+    checks = {"pii": {"enabled": False}, "classification": {"enabled": False}}
+    sensitive_data = {"enabled": True, "model": model, "chunk_tokens": 16, "overlap_tokens": 4, **sensitive}
+    return GuardrailSystem({"guardrails": {"checks": {**checks, "sensitive_data": sensitive_data}}})
+
+
+def test_the_time_budget_scales_with_the_length_up_to_its_cap() -> None:
+    pytest.importorskip("transformers", reason="needs the 'torch' extra")
+    check = SensitiveDataCheck(SensitiveDataConfig(enabled=True, timeout_per_kb_s=2.0, max_timeout_s=100))
+    assert check.timeout_for("", 5.0) == 5.0
+    assert check.timeout_for("x" * 10 * 1024, 5.0) == 25.0  # 5 s + 2 s per 1,024 characters
+    assert check.timeout_for("x" * 1024 * 1024, 5.0) == 100.0  # capped
+    assert check.timeout_for("x", 200.0) == 200.0  # never below the configured timeout
+
+
+@pytest.mark.ml
+async def test_a_long_text_gets_a_verdict_within_its_scaled_budget(tiny_ner_model: str) -> None:
+    text = _long_text()  # about 57 kB, 11,000 tokens
+    # A fixed budget far too small for that much text: the check times out and the input rail blocks.
+    fixed = _system(tiny_ner_model, timeout_s=0.001, timeout_per_kb_s=0)
+    blocked = await fixed.check_input(text)
+    assert blocked.blocked and "sensitive_data timed out after 0.001s" in (blocked.error or "")
+    # The same base timeout with time per kB: the model reads every window and the secrets are masked.
+    scaled = _system(tiny_ner_model, timeout_s=0.001, timeout_per_kb_s=30)
+    verdict = await scaled.check_input(text)
+    assert verdict.passed and verdict.action is Action.MASK
+    assert len(verdict.findings) == len(secret_spans(text))
+
+
+@pytest.mark.ml
+async def test_a_timed_out_text_stops_its_worker_and_frees_the_model(tiny_ner_model: str) -> None:
+    from stockade.guardrails.checks.sensitive_data.model import TokenClassifier
+
+    classifier = TokenClassifier(tiny_ner_model, chunk_tokens=16, overlap_tokens=4)
+    stop = threading.Event()
+    stop.set()  # what run() does when its budget runs out
+    assert classifier.detect(_long_text(), stop) == []  # returns at the first batch boundary
+    # After a timeout in the rail, the next text is read normally (the model's lock was released).
+    system = _system(tiny_ner_model, timeout_s=0.001, timeout_per_kb_s=0)
+    assert (await system.check_input(_long_text())).blocked
+    follow_up = await asyncio.wait_for(
+        SensitiveDataCheck(SensitiveDataConfig(enabled=True, model=tiny_ner_model)).run("code is zebra", CTX),
+        timeout=60,
+    )
+    assert [f.type for f in follow_up.findings] == ["SECRET"]

@@ -62,6 +62,14 @@ class Closes(Protocol):
 
 
 @runtime_checkable
+class ScalesTimeout(Protocol):
+    """A check whose work grows with the text (the sensitive-data model reads every window): the runner asks
+    ``timeout_for(text, base_s)`` for the time it may take on ``text`` instead of the fixed ``timeout_s``."""
+
+    def timeout_for(self, text: str, base_s: float) -> float: ...
+
+
+@runtime_checkable
 class SpendsTokens(Protocol):
     """A check that calls a model itself (the classification judge): the system binds ``charge(run_id,
     tokens)`` so that those tokens count in the run's token budget."""

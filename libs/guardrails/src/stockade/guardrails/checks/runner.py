@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from stockade.guardrails.checks.base import CheckContext, WarmsUp, starts_inline
+from stockade.guardrails.checks.base import CheckContext, ScalesTimeout, WarmsUp, starts_inline
 from stockade.guardrails.checks.masking import apply_masks
 from stockade.guardrails.checks.registry import CheckSlot
 from stockade.guardrails.events import EventKind, GuardrailEvent
@@ -19,11 +19,15 @@ async def run_slot(slot: CheckSlot, text: str, ctx: CheckContext, fail_closed: b
     name = slot.check.name
     closed = fail_closed if slot.fail_closed is None else slot.fail_closed
     started = time.perf_counter()
+    check = slot.check
+    timeout_s = (
+        check.timeout_for(text, slot.timeout_s) if isinstance(check, ScalesTimeout) else slot.timeout_s
+    )
     try:
         await warm(slot)
-        result = await asyncio.wait_for(slot.check.run(text, ctx), timeout=slot.timeout_s)
+        result = await asyncio.wait_for(check.run(text, ctx), timeout=timeout_s)
     except TimeoutError:
-        result = _failed(name, f"{name} timed out after {slot.timeout_s:g}s", closed)
+        result = _failed(name, f"{name} timed out after {timeout_s:g}s", closed)
     except Exception as exc:  # a check that cannot run is a decision input, not a crash of the rail
         result = _failed(name, f"{name} failed: {type(exc).__name__}: {exc}", closed)
     result = result.model_copy(update={"duration_ms": (time.perf_counter() - started) * 1000.0})

@@ -1,8 +1,17 @@
-"""The sensitive-data check: a transformer NER model finds personal data; findings are masked or block."""
+"""The sensitive-data check: a transformer NER model finds personal data; findings are masked or block.
+
+Time budget (spec 1, large text): the model reads every window of the text, so the check's time grows with its
+length. The runner gives it ``timeout_s + timeout_per_kb_s`` per 1,024 characters, at most ``max_timeout_s``
+(:meth:`SensitiveDataCheck.timeout_for`), instead of the fixed ``timeout_s``. A text that does not finish within
+that budget fails the check, which blocks under the stage's fail-closed default: personal data the model has
+not read cannot be vouched for. When the budget runs out the worker stops after the batch of windows in hand
+(``stop``), so a timed-out text does not hold the model for the next one.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.config import ContentChecksConfig, SensitiveDataConfig
@@ -26,8 +35,19 @@ class SensitiveDataCheck:
     async def warmup(self) -> None:
         await asyncio.to_thread(self.classifier.load)
 
+    def timeout_for(self, text: str, base_s: float) -> float:
+        """``base_s`` plus ``timeout_per_kb_s`` per 1,024 characters, at most ``max_timeout_s`` (never below
+        ``base_s``)."""
+        scaled = base_s + self.config.timeout_per_kb_s * len(text) / 1024
+        return max(base_s, min(self.config.max_timeout_s, scaled))
+
     async def run(self, text: str, ctx: CheckContext) -> CheckResult:
-        entities = await asyncio.to_thread(self.classifier.detect, text)
+        stop = threading.Event()
+        try:
+            entities = await asyncio.to_thread(self.classifier.detect, text, stop)
+        except asyncio.CancelledError:  # out of time: the worker stops at its next batch of windows
+            stop.set()
+            raise
         wanted = set(self.config.labels)
         action = Action.BLOCK if self.config.block else Action.MASK
         findings = [

@@ -12,6 +12,7 @@ from stockade.guardrails.checks.sensitive_data.chunking import Entity, merge_ent
 from stockade.guardrails.extras import require
 
 FEATURE = "sensitive-data detection"
+BATCH_WINDOWS = 8  # windows per model call; a cancelled detect() stops between batches
 log = logging.getLogger(__name__)
 
 
@@ -28,19 +29,25 @@ class TokenClassifier:
         pipe, _ = _pipeline(self.model, self.device)
         return pipe
 
-    def detect(self, text: str) -> list[Entity]:
+    def detect(self, text: str, stop: threading.Event | None = None) -> list[Entity]:
+        """Entities of ``text``; with ``stop`` set midway it returns early (its caller has given up)."""
         pipe, lock = _pipeline(self.model, self.device)
         tokenizer = pipe.tokenizer
         limit = int(getattr(tokenizer, "model_max_length", 512) or 512)
         chunk = min(self.chunk_tokens, max(8, limit - 2))  # room for [CLS]/[SEP]
         overlap = min(self.overlap_tokens, chunk // 2)
-        enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-        offsets = [tuple(o) for o in enc["offset_mapping"] if o[1] > o[0]]
-        windows = token_windows(offsets, chunk, overlap)
-        if not windows:
-            return []
+        outputs: list[Any] = []
+        # One thread at a time uses the pipeline, its tokenizer included (a fast tokenizer used from two
+        # threads at once fails with "Already borrowed").
         with lock:
-            outputs = pipe([text[a:b] for a, b in windows], batch_size=8)
+            enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+            offsets = [tuple(o) for o in enc["offset_mapping"] if o[1] > o[0]]
+            windows = token_windows(offsets, chunk, overlap)
+            for i in range(0, len(windows), BATCH_WINDOWS):
+                if stop is not None and stop.is_set():
+                    return []
+                batch = [text[a:b] for a, b in windows[i : i + BATCH_WINDOWS]]
+                outputs.extend(pipe(batch, batch_size=BATCH_WINDOWS))
         found = []
         for (base, _), ents in zip(windows, outputs, strict=True):
             for e in ents:
