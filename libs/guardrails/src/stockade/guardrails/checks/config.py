@@ -170,12 +170,12 @@ class SensitiveDataConfig(CheckSettings):
     overlap_tokens: int = Field(default=32, ge=0, description="Tokens shared by neighbouring chunks.")
     device: str = Field(default="cpu", description="torch device.")
     timeout_per_kb_s: float = Field(
-        default=1.0,
+        default=2.0,
         ge=0,
         description="Time budget added to timeout_s per 1,024 characters: a long text gets time in proportion.",
     )
     max_timeout_s: float = Field(
-        default=600.0,
+        default=1800.0,
         gt=0,
         description="Upper bound of the scaled budget; a text that needs more fails the check (fail mode).",
     )

@@ -19,7 +19,7 @@ from stockade.model_api import cookies, project_directory
 from stockade.model_api.deps import DbDep, PageUser, SettingsDep, read_checked_form
 from stockade.model_api.pages import render
 from stockade.model_api.prompt_api_client import PromptApiRefused, PromptApiUnavailable
-from stockade.model_api.prompt_diff import diff_lines, prompt_text
+from stockade.model_api.prompt_diff import diff_off_loop, prompt_text
 from stockade.model_api.prompt_key import MAX_KEY_CHARS, seal
 from stockade.model_api.prompt_pages import (
     NO_KEY,
@@ -142,7 +142,9 @@ async def prompt_page(
     diff = None
     if old is not None and new is not None:
         a, b = by_number[old], by_number[new]
-        diff = diff_lines(prompt_text(a["content"], a["config"]), prompt_text(b["content"], b["config"]))
+        diff = await diff_off_loop(
+            prompt_text(a["content"], a["config"]), prompt_text(b["content"], b["config"])
+        )
     who = await project_directory.emails(db, {v["published_by"] for v in versions})
     return render(
         request,
@@ -202,7 +204,7 @@ async def skill_page(
         old, new = diff_versions(request, history)
         diff = None
         if old is not None and new is not None:
-            diff = diff_lines(
+            diff = await diff_off_loop(
                 await api.skill_md(project_id, name, old), await api.skill_md(project_id, name, new)
             )
     except (PromptApiRefused, PromptApiUnavailable) as exc:

@@ -17,7 +17,7 @@ from stockade.model_api import project_directory
 from stockade.model_api.deps import DbDep, PageUser, SettingsDep
 from stockade.model_api.pages import render
 from stockade.model_api.prompt_api_client import PromptApiClient, PromptApiRefused, PromptApiUnavailable
-from stockade.model_api.prompt_diff import diff_lines, prompt_text
+from stockade.model_api.prompt_diff import diff_off_loop, prompt_text
 from stockade.model_api.prompt_pages import (
     PromptApiDep,
     checked,
@@ -80,7 +80,7 @@ async def _prompt_items(api: PromptApiClient, project_id: str) -> list[dict[str,
                 "name": p["prompt_name"],
                 "proposal": p,
                 "against": active["version"] if active else None,
-                "diff": diff_lines(base, prompt_text(p["content"], p["config"])),
+                "diff": await diff_off_loop(base, prompt_text(p["content"], p["config"])),
                 "files": [],
             }
         )
@@ -107,7 +107,7 @@ async def _skill_items(api: PromptApiClient, project_id: str) -> list[dict[str, 
                 "name": name,
                 "proposal": p,
                 "against": version,
-                "diff": diff_lines(base_md, p["skill_md"]),
+                "diff": await diff_off_loop(base_md, p["skill_md"]),
                 "files": files,
             }
         )

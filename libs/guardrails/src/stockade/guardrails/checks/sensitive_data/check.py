@@ -1,7 +1,7 @@
 """The sensitive-data check: a transformer NER model finds personal data; findings are masked or block.
 
 Time budget (spec 1, large text): the model reads every window of the text, so the check's time grows with its
-length. The runner gives it ``timeout_s + timeout_per_kb_s`` per 1,024 characters, at most ``max_timeout_s``
+length. The runner gives it ``timeout_s`` plus ``timeout_per_kb_s`` per 1,024 characters, at most ``max_timeout_s``
 (:meth:`SensitiveDataCheck.timeout_for`), instead of the fixed ``timeout_s``. A text that does not finish within
 that budget fails the check, which blocks under the stage's fail-closed default: personal data the model has
 not read cannot be vouched for. When the budget runs out the worker stops after the batch of windows in hand
