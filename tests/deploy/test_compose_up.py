@@ -448,6 +448,7 @@ def test_compose_stack_builds_starts_healthy_and_serves_a_user(stack: Stack) -> 
     admin(stack, db_url, "org", "add-member", "--org", org, "--user", email)
     project = admin(stack, db_url, "project", "create", f"proj-{uuid.uuid4().hex[:6]}", "--org", org)["id"]
     admin(stack, db_url, "member", "add", "--project", project, "--user", email)
+    admin(stack, db_url, "platform", "grant", "--user", email)  # moves the event store below
     key = admin(stack, db_url, "key", "create", "--user", email, "--scope", "write")["key"]
     ingest_key = admin(
         stack, db_url, "key", "create", "--user", email, "--scope", "ingest", "--project", project
@@ -480,6 +481,7 @@ def test_compose_stack_builds_starts_healthy_and_serves_a_user(stack: Stack) -> 
         browser.cookies.clear()
         browser.headers["Cookie"] = cookie.split(";", 1)[0]
         assert browser.get("/api/platform/models").status_code == 200
+        browser.headers["X-CSRF-Token"] = browser.get("/api/platform/session").json()["csrfToken"]
         # the operator moves the event store to DynamoDB (the test stack's real store; see compose.test.yml)
         created = browser.post("/api/platform/db-configs", json={"name": "dynamo", "db_type": "dynamodb"})
         assert created.status_code == 201, created.text

@@ -118,10 +118,12 @@ async def test_activating_a_configuration_moves_the_next_run_to_that_store(
             project = await identity.create_project(s, org.id, "agents", "direct")
             await identity.add_project_member(s, project.id, user.id)
             ingest_key = await identity.create_api_key(s, user.id, scope="ingest", project=project.id)
+            await identity.grant_platform_admin(s, user.id)  # activating configurations needs the role
         signed_in = await console.post(
             "/login", data={"email": email, "password": PASSWORD, "next": "/models"}
         )
         assert signed_in.status_code == 303, signed_in.text
+        console.headers["X-CSRF-Token"] = (await console.get("/api/platform/session")).json()["csrfToken"]
         async with serving(ingest) as ingest_url, httpx.AsyncClient(base_url=ingest_url) as backend:
             agent = BackendGuardrailSink(
                 StorageConfig(enabled=True, backend_url=ingest_url, api_key=ingest_key.key)

@@ -19,7 +19,7 @@ import pytest
 import requests
 import schemathesis
 
-from stockade.identity import create_user
+from stockade.identity import create_user, grant_platform_admin
 from stockade.model_api.main import create_app
 from stockade.model_api.settings import ModelApiSettings, SessionSettings
 from stockade.runtime.settings import DatabaseSettings, NatsSettings
@@ -58,6 +58,7 @@ class World:
     cookies: dict[str, str]
     model: dict[str, str]  # provider and model_id of a real entry
     config_id: str
+    csrf: str = ""  # the session's X-CSRF-Token, sent with every request (JSON writes need it)
 
 
 WORLD: list[World] = []  # set by the module fixture; read by the hooks while examples are generated
@@ -70,6 +71,7 @@ async def _add_user(settings: ModelApiSettings, email: str) -> None:
     try:
         async with session_factory(engine)() as s:
             await create_user(s, email, PASSWORD)
+            await grant_platform_admin(s, email)  # database configurations need the role
     finally:
         await engine.dispose()
 
@@ -100,11 +102,22 @@ ENTRY = {
 }
 
 
-def _seed(base_url: str, cookies: dict[str, str]) -> tuple[dict[str, str], str]:
-    r = requests.post(f"{base_url}/api/platform/models", json=ENTRY, cookies=cookies, timeout=30)
+def _csrf(base_url: str, cookies: dict[str, str]) -> str:
+    r = requests.get(f"{base_url}/api/platform/session", cookies=cookies, timeout=30)
+    assert r.status_code == 200, r.text
+    return str(r.json()["csrfToken"])
+
+
+def _seed(base_url: str, cookies: dict[str, str], csrf: str) -> tuple[dict[str, str], str]:
+    headers = {"X-CSRF-Token": csrf}
+    r = requests.post(
+        f"{base_url}/api/platform/models", json=ENTRY, cookies=cookies, headers=headers, timeout=30
+    )
     assert r.status_code in (200, 201), r.text
     config = {"name": "fuzz-spare", "db_type": "mongodb"}
-    r = requests.post(f"{base_url}/api/platform/db-configs", json=config, cookies=cookies, timeout=30)
+    r = requests.post(
+        f"{base_url}/api/platform/db-configs", json=config, cookies=cookies, headers=headers, timeout=30
+    )
     assert r.status_code == 201, r.text
     return {"provider": "openai", "model_id": "gpt-fuzz"}, r.json()["id"]
 
@@ -120,8 +133,9 @@ def world(postgres_url: str, nats_url: str, serve_app) -> Iterator[World]:
         with serve_app(create_app(settings)) as base_url:  # the lifespan migrates the database first
             run_blocking(lambda: _add_user(settings, "fuzzer@example.org"))
             cookies = _signed_in(base_url, "fuzzer@example.org")
-            model, config_id = _seed(base_url, cookies)
-            WORLD.append(World(base_url, cookies, model, config_id))
+            csrf = _csrf(base_url, cookies)
+            model, config_id = _seed(base_url, cookies, csrf)
+            WORLD.append(World(base_url, cookies, model, config_id, csrf))
             try:
                 yield WORLD[-1]
             finally:
@@ -153,6 +167,7 @@ def flatmap_body(ctx, body):
 
 @schema.parametrize()
 def test_model_api_conforms_to_its_openapi(case, world: World, http: requests.Session, answers) -> None:
+    case.headers = {**(case.headers or {}), "X-CSRF-Token": world.csrf}
     response = case.call_and_validate(base_url=world.base_url, session=http, cookies=world.cookies)
     answers.setdefault(case.operation.label, []).append(response.status_code)
 
