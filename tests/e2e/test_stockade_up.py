@@ -118,8 +118,10 @@ def stack(tmp_path):
         os.kill(pid, signal.SIGKILL)
 
 
-async def nats_health(url: str, subject: str) -> dict:
-    nc = await probe_connect(url, timeout_s=2)
+async def nats_health(url: str, subject: str, state_dir: Path) -> dict:
+    """As the trust-broker's own NATS user (stockade up runs deploy/nats's users with generated passwords)."""
+    passwords = json.loads((state_dir / "nats" / "credentials.json").read_text())
+    nc = await probe_connect(url, timeout_s=2, user="trust-broker", password=passwords["trust-broker"])
     try:
         return json.loads((await nc.request(subject, b"{}", timeout=3)).data)
     finally:
@@ -138,7 +140,9 @@ def test_up_serves_health_everywhere_then_ctrl_c_leaves_nothing(stack):
             r = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5)
             assert r.status_code == 200, (port, path, r.text)
     nats_url = f"nats://127.0.0.1:{stack.nats}"
-    assert asyncio.run(nats_health(nats_url, subjects.TRUST_HEALTH))["status"] == "ok"
+    assert asyncio.run(nats_health(nats_url, subjects.TRUST_HEALTH, stack.state_dir))["status"] == "ok"
+    with pytest.raises(Exception, match="(?i)authorization"):  # nobody connects anonymously (review N5)
+        asyncio.run(probe_connect(nats_url, timeout_s=2))
     children = processes_with_marker(stack.run_id)
     assert len(children) >= 6, children  # nats-server + five services (+ stockade itself)
 
