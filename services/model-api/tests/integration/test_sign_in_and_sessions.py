@@ -151,3 +151,8 @@ async def test_per_address_limit_uses_the_configured_proxy_header(postgres_datab
             await attempt("c@example.org", "10.1.1.1") == 429
         )  # the address is used up, whatever the e-mail
         assert await attempt("c@example.org", "10.2.2.2") == 401  # another visitor behind the same proxy
+        # an IPv6 host counts as its /64: a fresh address in the same /64 has no budget left (finding M1)
+        assert await attempt("d@example.org", "2001:db8:1:2::1") == 401
+        assert await attempt("e@example.org", "2001:db8:1:2::ff") == 401
+        assert await attempt("f@example.org", "2001:db8:1:2:abcd::7") == 429
+        assert await attempt("f@example.org", "2001:db8:1:3::1") == 401  # another /64

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import timedelta
 
 from fastapi import APIRouter, Request
@@ -34,11 +35,21 @@ def safe_next(value: str | None) -> str:
 
 
 def _client(request: Request, settings: ModelApiSettings) -> str:
-    """The address failures are counted against: the proxy's header if configured, else the TCP peer."""
+    """The address failures are counted against: the proxy's header if configured, else the TCP peer; an IPv6
+    address counts as its /64 network (one host has a whole /64 to pick addresses from; review finding M1)."""
     header = settings.sign_in.client_ip_header
     if header and request.headers.get(header):
-        return request.headers[header].split(",")[-1].strip()[:64] or "unknown"
-    return request.client.host if request.client else "unknown"
+        host = request.headers[header].split(",")[-1].strip()
+    else:
+        host = request.client.host if request.client else ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host[:64] or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        mapped = address.ipv4_mapped
+        return str(mapped) if mapped else str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 @router.get("/login")
