@@ -5,7 +5,13 @@ import pytest
 from stockade.prompt_api.errors import InvalidContent, InvalidPath
 from stockade.prompt_api.schemas import Base64File
 from stockade.prompt_api.settings import LimitSettings
-from stockade.prompt_api.skill_format import check_path, check_skill, check_skill_name, parse_front_matter
+from stockade.prompt_api.skill_format import (
+    check_front_matter,
+    check_path,
+    check_skill,
+    check_skill_name,
+    parse_front_matter,
+)
 
 MD = "---\nname: my-skill\ndescription: Does things.\n---\nBody\n"
 
@@ -124,3 +130,18 @@ def test_deep_nesting_is_refused_not_a_recursion_error(depth):
     md = MD.replace("---\nBody", "metadata: {a: " + "[" * depth + "]" * depth + "}\n---\nBody")
     with pytest.raises(InvalidContent, match="nested deeper than 32 levels"):
         parse_front_matter(md)
+
+
+@pytest.mark.parametrize(
+    "metadata", ["{a: !!binary aGVsbG8=}", "{n: .nan}", "{i: -.inf}", "{deep: {deeper: [!!binary aGVsbG8=]}}"]
+)
+def test_front_matter_values_json_cannot_carry_are_refused_not_500(metadata):
+    md = MD.replace("---\nBody", f"metadata: {metadata}\n---\nBody")
+    with pytest.raises(InvalidContent, match="JSON cannot carry"):
+        check_front_matter(parse_front_matter(md)[0], "my-skill")
+
+
+def test_nested_dates_are_stored_as_text():
+    md = MD.replace("---\nBody", "metadata: {released: 2001-12-14, at: [2001-12-14T21:59:43Z]}\n---\nBody")
+    stored = check_front_matter(parse_front_matter(md)[0], "my-skill")
+    assert stored["metadata"] == {"released": "2001-12-14", "at": ["2001-12-14T21:59:43+00:00"]}

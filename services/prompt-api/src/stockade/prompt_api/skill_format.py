@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 import yaml
@@ -138,8 +140,19 @@ def check_front_matter(front: dict[str, Any], skill_name: str) -> dict[str, Any]
         raise InvalidContent(
             "front matter 'allowed-tools' must be a list of strings or a space-separated string"
         )
-    # JSON round trip (dates in YAML become strings) so the stored copy equals what clients see
-    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in front.items()}
+    # JSON round trip (dates in YAML become strings, at any depth) so the stored copy equals what clients see;
+    # a value JSON cannot carry (!!binary bytes, .nan, .inf) is the client's error, never a 500 (finding N11)
+    try:
+        stored: dict[str, Any] = json.loads(json.dumps(front, allow_nan=False, default=_date_text))
+    except (TypeError, ValueError) as exc:
+        raise InvalidContent(f"front matter holds a value JSON cannot carry: {exc}") from None
+    return stored
+
+
+def _date_text(value: Any) -> str:
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not allowed")
 
 
 def _utf8(text: str, what: str) -> bytes:
