@@ -126,6 +126,10 @@ class AttackClassifier:
             view_ids = self.tokenizer.encode(view, add_special_tokens=False).ids
             rows.extend(view_ids[s : s + body] for s in window_starts(len(view_ids), body, self.stride)[:4])
             spans.extend([(0, len(text))] * (len(rows) - len(spans)))
+        if len(windows) == 1:  # a short text: each of its sentences is read alone too (sentence_spans)
+            for start, end in sentence_spans(enc.tokens):
+                rows.append(ids[start:end])
+                spans.append((offsets[start][0], offsets[end - 1][1]))
         probs = self._run(rows)
         probs = window_scores(probs, self.labels, self.rule)
         best = probs.argmax(axis=0)
@@ -180,6 +184,26 @@ def window_scores(probs: Any, labels: list[str], rule: str) -> Any:
     top = np.asarray(attack_cols)[probs[:, attack_cols].argmax(axis=1)]
     out[np.arange(len(probs)), top] = 1.0 - probs[:, benign]
     return out
+
+
+MAX_SENTENCES = 6
+
+
+def sentence_spans(tokens: list[str]) -> list[tuple[int, int]]:
+    """Token ranges of the sentences of a short text, when it has 2 to ``MAX_SENTENCES`` of them (else none).
+
+    A window's score is not monotone in its content: an injection followed by a role-play sentence could score
+    below the injection alone. Reading each sentence alone as well makes the text's score at least its
+    strongest sentence's, so adding attack sentences never lowers it."""
+    out, start = [], 0
+    for i, token in enumerate(tokens):
+        ends = token in (".", "!", "?") and i + 1 < len(tokens) and tokens[i + 1] not in (".", "!", "?")
+        if ends and i + 1 - start >= 3:
+            out.append((start, i + 1))
+            start = i + 1
+    if start < len(tokens) and len(tokens) - start >= 3:
+        out.append((start, len(tokens)))
+    return out if 2 <= len(out) <= MAX_SENTENCES else []
 
 
 def _char_span(offsets: list[tuple[int, int]], start: int, length: int) -> tuple[int, int]:

@@ -1,0 +1,290 @@
+"""Calibrate and measure the shipped classifier's document-level decision (decision.py). Not a timed test.
+
+Every figure comes from the real scoring path (``AttackClassifier.score``: windows, screener, decoded views,
+decision head), then the decision's thresholds are set and measured:
+
+- Benign sources are dealt into two groups of whole sources (A and B). Thresholds are set on one group and
+  measured on the other, both ways round, so every benign figure is on sources the thresholds never saw; the
+  shipped thresholds are then set on both groups together.
+- Texts of five lengths: each source's own texts (1 window or a few), and documents of about 1, 5, 20 and 100 kB
+  built by joining texts of one source (a report of PEP paragraphs, a log file, a meeting transcript...).
+- Per window-count bin and preset, the threshold is the lowest whose source-weighted false-positive rate on
+  the calibration group's texts of that bin is within the preset's budget. Thresholds only grow with length
+  (a longer text never gets a lower one).
+- Attacks: every attack source's texts alone, and the same texts planted at a random place in the held-out
+  group's documents. Sources the model was trained on are reported apart from the evaluation-only ones
+  (never trained on).
+
+    .venv/bin/python bench/calibrate_decision.py [--write] [--rescore] [--docs 40] [--per-source 80]
+
+``--write`` stores the thresholds in the model directory's classifier.json (``decision``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import random
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from classifier_data import EVAL_ONLY, OVER_DEFENCE, Example, cap_per_source, load_all, source_folds
+from window_scores import model_dir
+
+from stockade.guardrails.checks.classification.model import AttackClassifier, load
+
+BUCKETS = {"text": 0, "1kB": 1_000, "5kB": 5_000, "20kB": 20_000, "100kB": 100_000}
+PRESETS = {"strict": 0.05, "balanced": 0.02, "permissive": 0.005}
+DEFAULT = "balanced"
+# Prompt collections (system prompts, "act as" prompts) are ordinary as single texts, but a 20 kB document made
+# of them is not a document: long documents are built from the other sources only (reports, web pages, code,
+# logs, transcripts, e-mails and queries).
+PROMPT_SOURCES = frozenset({"bigpromptlib_system_prompts", "awesome_chatgpt_prompts"})
+BINS = (1, 8, 40, 160, 4096)  # thresholds are set per window count: up to 1, 8, 40, 160 windows, and beyond
+REPORT = Path("/tmp/stockade-bench/decision_eval.json")
+SCORES = Path("/tmp/stockade-bench/decision_scores.pickle")
+
+
+def bin_of(windows: int) -> int:
+    return next((b for b in BINS if windows <= b), BINS[-1])
+
+
+@dataclass
+class Scored:
+    source: str
+    bucket: str
+    windows: int
+    attack: float  # the best attack score over the windows (and decoded views)
+    label: str
+
+
+def score(model: AttackClassifier, text: str, source: str, bucket: str, label: str) -> Scored:
+    s = model.score(text, max_windows=4096)
+    attack = max(v for k, v in s.probs.items() if k != "benign")
+    return Scored(source, bucket, s.windows, attack, label)
+
+
+def documents(texts: list[str], size: int, n: int, rng: random.Random) -> list[str]:
+    """``n`` documents of about ``size`` characters, each joining randomly drawn texts of one source."""
+    if not texts:
+        return []
+    out = []
+    for _ in range(n):
+        parts: list[str] = []
+        total = 0
+        while total < size:
+            t = rng.choice(texts)
+            parts.append(t)
+            total += len(t) + 2
+        out.append("\n\n".join(parts)[: max(size, len(parts[0]))])
+    return out
+
+
+def plant(doc: str, attack: str, rng: random.Random) -> str:
+    """``attack`` inserted between two paragraphs (or lines) of ``doc`` at a random place."""
+    cuts = [i for i, c in enumerate(doc) if c == "\n"] or [len(doc)]
+    at = rng.choice([0, *cuts, len(doc)])
+    return f"{doc[:at]}\n\n{attack}\n\n{doc[at:]}"
+
+
+def weighted_threshold(values: np.ndarray, sources: list[str], budget: float) -> float:
+    """The lowest threshold whose source-weighted false-positive rate is within ``budget``."""
+    count: dict[str, int] = defaultdict(int)
+    for s in sources:
+        count[s] += 1
+    w = np.array([1.0 / count[s] for s in sources])
+    w /= w.sum()
+    order = np.argsort(-values)
+    cut = int(np.searchsorted(np.cumsum(w[order]), budget, side="right"))
+    return float(min(1.0, values[order[cut]] + 1e-6)) if cut < len(values) else 0.0
+
+
+def thresholds(rows: list[Scored], budget: float) -> dict[int, float]:
+    """Per window-count bin, the threshold, non-decreasing with length."""
+    out = {}
+    prev = 0.0
+    for b in BINS:
+        sel = [r for r in rows if bin_of(r.windows) == b]
+        if sel:
+            t = weighted_threshold(np.array([r.attack for r in sel]), [r.source for r in sel], budget)
+            prev = max(prev, t)
+        out[b] = prev
+    return out
+
+
+def fired(r: Scored, t: dict[int, float]) -> bool:
+    return r.attack >= t[bin_of(r.windows)]
+
+
+def wilson(k: float, n: int) -> str:
+    if n == 0:
+        return "n/a"
+    z, p = 1.96, k
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return f"{max(0.0, centre - half):.3f}-{min(1.0, centre + half):.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--docs", type=int, default=40, help="documents per source and length")
+    parser.add_argument("--per-source", type=int, default=80, help="short texts per source")
+    parser.add_argument("--planted", type=int, default=25, help="attacks per source planted in documents")
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--rescore", action="store_true", help="ignore the scores cached by an earlier run")
+    parser.add_argument(
+        "--rescore-short", action="store_true", help="score the short texts again, keep the cached documents"
+    )
+    args = parser.parse_args()
+    if SCORES.exists() and not args.rescore:
+        scored, attack_rows, planted, groups = pickle.loads(SCORES.read_bytes())
+        if args.rescore_short:
+            scored = [r for r in scored if r.bucket != "text"] + short_benign(args.per_source)
+            attack_rows = short_attacks(args.per_source)
+            SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
+        scored = [r for r in scored if r.bucket == "text" or r.source not in PROMPT_SOURCES]
+        planted = [(p, host) for p, host in planted if host not in PROMPT_SOURCES]
+        report(scored, attack_rows, planted, groups, write=args.write)
+        return
+    rng = random.Random(11)
+    model = load(str(model_dir()))
+    rows = load_all()
+    benign = [e for e in rows if e.label == "benign" and e.source not in OVER_DEFENCE]
+    groups = source_folds(benign, 2)
+    by_source: dict[str, list[Example]] = defaultdict(list)
+    for e in cap_per_source(benign, 1500, seed=3):
+        by_source[e.source].append(e)
+    scored: list[Scored] = []
+    docs_of: dict[tuple[str, str], list[str]] = {}
+    for src, exs in sorted(by_source.items()):
+        texts = [e.text for e in exs]
+        for t in rng.sample(texts, min(args.per_source, len(texts))):
+            scored.append(score(model, t, src, "text", "benign"))
+        for bucket, size in list(BUCKETS.items())[1:]:
+            n = args.docs if size <= 20_000 else max(3, args.docs // 3)
+            docs_of[(src, bucket)] = documents(texts, size, n, rng)
+            scored.extend(score(model, d, src, bucket, "benign") for d in docs_of[(src, bucket)])
+        print(f"benign {src}: done", file=sys.stderr)
+    attacks = cap_per_source([e for e in rows if e.label != "benign"], args.per_source, seed=3)
+    attack_rows: list[Scored] = []
+    planted: list[tuple[Scored, str]] = []  # with the host document's source
+    for src in sorted({e.source for e in attacks}):
+        for e in (e for e in attacks if e.source == src):
+            attack_rows.append(score(model, e.text, src, "text", e.label))
+            if len(e.text) <= 1500 and sum(1 for p, _ in planted if p.source == src) < args.planted:
+                bucket = rng.choice(list(BUCKETS)[1:])
+                host_src, host = rng.choice(
+                    [(k[0], d) for k, v in docs_of.items() if k[1] == bucket for d in v]
+                )
+                planted.append((score(model, plant(host, e.text, rng), src, bucket, e.label), host_src))
+        print(f"attacks {src}: done", file=sys.stderr)
+    SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
+    report(scored, attack_rows, planted, groups, write=args.write)
+
+
+def short_benign(per_source: int) -> list[Scored]:
+    model = load(str(model_dir()))
+    rng = random.Random(12)
+    benign = [e for e in load_all() if e.label == "benign" and e.source not in OVER_DEFENCE]
+    out = []
+    for e in cap_per_source(benign, per_source, seed=12):
+        out.append(score(model, e.text, e.source, "text", "benign"))
+    rng.shuffle(out)
+    return out
+
+
+def short_attacks(per_source: int) -> list[Scored]:
+    model = load(str(model_dir()))
+    attacks = cap_per_source([e for e in load_all() if e.label != "benign"], per_source, seed=3)
+    return [score(model, e.text, e.source, "text", e.label) for e in attacks]
+
+
+def report(
+    benign: list[Scored],
+    attacks: list[Scored],
+    planted: list[tuple[Scored, str]],
+    groups: list[list[str]],
+    *,
+    write: bool,
+) -> None:
+    out: dict[str, Any] = {"groups": groups, "presets": {}}
+    for name, budget in PRESETS.items():
+        print(f"\n== {name}: {budget:.1%} of texts per length ==")
+        held: dict[str, list[Scored]] = defaultdict(list)
+        held_planted: list[tuple[Scored, dict[int, float]]] = []
+        for g, grp in enumerate(groups):
+            cal = [r for r in benign if r.source not in grp]
+            t = thresholds(cal, budget)
+            for r in benign:
+                if r.source in grp:
+                    held[r.bucket].append(r)
+                    r.__dict__.setdefault("t", {})[name] = t
+            held_planted.extend((p, t) for p, host in planted if host in grp)
+            print(f"  set on group {1 - g}, measured on group {g} ({', '.join(grp)})")
+            print("    windows up to " + "  ".join(f"{b}: {v:.4f}" for b, v in t.items()))
+        print(f"  {'length':8s} {'benign flagged (held-out sources)':38s} {'planted attacks caught':26s}")
+        figures = {}
+        for bucket in BUCKETS:
+            rows = held[bucket]
+            fp = float(np.mean([fired(r, r.__dict__["t"][name]) for r in rows]))
+            hits = [fired(p, t) for p, t in held_planted if p.bucket == bucket]
+            caught = float(np.mean(hits)) if hits else float("nan")
+            figures[bucket] = {"fpr": fp, "n": len(rows), "planted_recall": caught, "planted_n": len(hits)}
+            print(
+                f"  {bucket:8s} {fp:.3f} ({wilson(fp, len(rows))}, n={len(rows)})"
+                f"{'':12s} {caught:.3f} ({wilson(caught, len(hits))}, n={len(hits)})"
+            )
+        shipped = thresholds(benign, budget)
+        recall = per_source_recall(attacks, shipped)
+        trained = [v for s, v in recall.items() if s not in EVAL_ONLY]
+        held_out = [v for s, v in recall.items() if s in EVAL_ONLY]
+        print(
+            f"  attacks alone, shipped thresholds: mean recall per source {np.mean(trained):.3f} on "
+            f"{len(trained)} trained sources, {np.mean(held_out) if held_out else float('nan'):.3f} on "
+            f"{len(held_out)} evaluation-only sources"
+        )
+        for s, v in sorted(recall.items()):
+            print(f"      {s:44s} {v:.3f}{' (evaluation only)' if s in EVAL_ONLY else ''}")
+        out["presets"][name] = {"budget": budget, "held_out": figures, "recall": recall, "shipped": shipped}
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps(out, indent=1), encoding="utf-8")
+    if write:
+        write_decision(out)
+
+
+def per_source_recall(rows: list[Scored], t: dict[int, float]) -> dict[str, float]:
+    by: dict[str, list[bool]] = defaultdict(list)
+    for r in rows:
+        by[r.source].append(fired(r, t))
+    return {s: float(np.mean(v)) for s, v in by.items()}
+
+
+def write_decision(out: dict[str, Any]) -> None:
+    """Store the shipped thresholds in classifier.json: per preset, [windows, threshold] tables."""
+    path = Path(model_dir()) / "classifier.json"
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    presets = {}
+    for name, p in out["presets"].items():
+        presets[name] = {
+            "per_text_budget": p["budget"],
+            "thresholds": [[int(b), round(v, 4)] for b, v in p["shipped"].items()],
+        }
+    meta["rule"] = "typed-attack"
+    meta["decision"] = {
+        "default": DEFAULT,
+        "calibrated_by": "bench/calibrate_decision.py",
+        "presets": presets,
+    }
+    path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
