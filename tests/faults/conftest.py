@@ -284,7 +284,11 @@ async def burst_through(
                 headers={wire.ATTESTATION: envelope.to_json(), wire.REPLY_TOKEN: token},
             )
             reply = await sub.next_msg(timeout=2)
-        except Exception:  # timeout, no responders, reconnecting: the outcome is unknown, send again
+        except Exception:  # timeout, reconnecting: the outcome is unknown, send again
+            return None
+        if not reply.data and (reply.headers or {}).get("Status") == "503":
+            # no broker subscribed at that moment (it is reconnecting after the kill): the server itself answers
+            # the reply subject with an empty 503 status message, as AgentBus.send() handles too; send again
             return None
         answer: dict[str, Any] = json.loads(reply.data)
         return answer
