@@ -36,8 +36,8 @@ async def test_sign_in_manage_models_and_keys_then_sign_out(served, browser_page
         await page.fill("#model-form input[name=outputPricePerMToken]", "15")
         for capability in capabilities:
             await page.check(f"#model-form input[name=capabilities][value={capability}]")
-        await page.click("#model-form button[type=submit]")
-        await page.wait_for_load_state()
+        async with page.expect_navigation():  # the script saves through the API, then shows the page
+            await page.click("#model-form button[type=submit]")
 
     await add("Anthropic", "claude-sonnet-4", "Claude Sonnet 4", "3", ["text", "vision", "tools"])
     assert "Added anthropic/claude-sonnet-4." in await page.text_content("[role=status]")
@@ -62,13 +62,13 @@ async def test_sign_in_manage_models_and_keys_then_sign_out(served, browser_page
     assert await page.input_value("#model-form input[name=displayName]") == "Claude Sonnet 4"
     assert await page.is_checked("#model-form input[name=capabilities][value=tools]")
     await page.fill("#model-form input[name=displayName]", "Claude Sonnet 4 (2025)")
-    await page.click("#model-form button[type=submit]")
-    await page.wait_for_load_state()
+    async with page.expect_navigation():
+        await page.click("#model-form button[type=submit]")
     assert "Claude Sonnet 4 (2025)" in await row.text_content()
 
     # delete (after the confirmation dialog): the provider group disappears with its last model
-    await row.get_by_role("button", name=re.compile("Delete")).click()
-    await page.wait_for_load_state()
+    async with page.expect_navigation():
+        await row.get_by_role("button", name=re.compile("Delete")).click()
     assert "Deleted anthropic/claude-sonnet-4." in await page.text_content("[role=status]")
     assert await page.locator('section.provider[data-provider="anthropic"]').count() == 0
     # the page and the API agree
@@ -123,3 +123,105 @@ async def test_models_api_over_a_real_socket(served, login):
         listing = (await client.get("/api/platform/models", params={"provider": "mistral"})).json()
         assert listing["providers"][0]["models"][0]["inputPricePerMToken"] == 2
         assert (await client.get("/readyz")).json()["checks"] == {"database": "ok", "nats": "ok"}
+
+
+async def test_the_model_screen_writes_through_the_json_api(served, browser_page, unique_name):
+    """Create, a refused edit (422 shown next to the field, what was typed kept), edit and delete: each one a
+    request to /api/platform/models with the session's CSRF token, none a form post; a model someone else
+    deleted meanwhile is the API's 404 on the page."""
+    page, base = browser_page, served.base_url
+    page.on("dialog", lambda dialog: dialog.accept())
+    refused_by_csp: list[str] = []
+    page.on(
+        "console", lambda m: refused_by_csp.append(m.text) if "Content Security Policy" in m.text else None
+    )
+    sent: list[tuple[str, str, str | None]] = []
+    page.on(
+        "request",
+        lambda r: (
+            sent.append((r.method, r.url, r.headers.get("x-csrf-token"))) if r.method != "GET" else None
+        ),
+    )
+    await page.goto(f"{base}/login?next=/models")
+    await page.fill("input[name=email]", served.console.email)
+    await page.fill("input[name=password]", served.console.password)
+    await page.click("button[type=submit]")
+    await page.wait_for_url(f"{base}/models")
+    token = await page.get_attribute('meta[name="csrf-token"]', "content")
+    sent.clear()  # the sign-in form's post
+
+    form, model_id = "#model-form", unique_name("m")
+    await page.fill(f"{form} input[name=provider]", "Acme")
+    await page.fill(f"{form} input[name=model_id]", model_id)
+    await page.fill(f"{form} input[name=displayName]", "Acme One")
+    await page.fill(f"{form} input[name=contextWindow]", "32000")
+    await page.fill(f"{form} input[name=inputPricePerMToken]", "0.15")
+    await page.check(f"{form} input[name=capabilities][value=tools]")
+    async with page.expect_navigation():
+        await page.click(f"{form} button[type=submit]")
+    assert f"Added acme/{model_id}." in await page.text_content("[role=status]")
+    row = page.locator(f'section.provider[data-provider="acme"] tr[data-model-id="{model_id}"]')
+    assert "32,000" in await row.text_content() and "0.15" in await row.text_content()
+
+    # a window the API refuses for a chat model, and a price that is no number: 422, shown at each field
+    await row.get_by_role("link", name="Edit").click()
+    await page.wait_for_load_state()
+    await page.fill(f"{form} input[name=contextWindow]", "100")
+    await page.fill(f"{form} input[name=outputPricePerMToken]", "ten dollars")
+    await page.click(f"{form} button[type=submit]")
+    window_problem = page.locator("#problem-contextWindow")
+    await window_problem.wait_for()
+    assert "at least 1,024 tokens" in await window_problem.text_content()
+    assert await page.get_attribute(f"{form} input[name=contextWindow]", "aria-invalid") == "true"
+    assert await page.locator("#problem-outputPricePerMToken").count() == 1
+    assert await page.locator("#problem-displayName").count() == 0
+    assert "Please fix:" in await page.text_content("[data-form-problems]")
+    # no page change: the form keeps what was typed
+    assert page.url.endswith(f"model_id={model_id}#model-form")
+    assert await page.input_value(f"{form} input[name=outputPricePerMToken]") == "ten dollars"
+    await page.screenshot(path="/tmp/model-api-models-422.png", full_page=True)
+
+    # corrected: saved, and the problems are gone with the page
+    await page.fill(f"{form} input[name=contextWindow]", "64000")
+    await page.fill(f"{form} input[name=outputPricePerMToken]", "0.6")
+    async with page.expect_navigation():
+        await page.click(f"{form} button[type=submit]")
+    assert f"Saved acme/{model_id}." in await page.text_content("[role=status]")
+    assert "64,000" in await row.text_content() and "0.6" in await row.text_content()
+
+    async with page.expect_navigation():
+        await row.get_by_role("button", name=re.compile("Delete")).click()
+    assert f"Deleted acme/{model_id}." in await page.text_content("[role=status]")
+    assert await row.count() == 0
+
+    writes = [(method, url.removeprefix(base).split("?")[0], header) for method, url, header in sent]
+    assert writes == [
+        ("POST", "/api/platform/models", token),
+        ("POST", "/api/platform/models", token),
+        ("POST", "/api/platform/models", token),
+        ("DELETE", "/api/platform/models", token),
+    ]
+
+    # a row whose model someone else deleted meanwhile: the API's 404, said on the page, nothing else changed
+    other = unique_name("m")
+    body = {"provider": "acme", "model": {"model_id": other, "displayName": "Other", "modelType": "chat"}}
+    created = await page.evaluate(
+        """([body, token]) => fetch('/api/platform/models', {method: 'POST', body: JSON.stringify(body),
+             headers: {'Content-Type': 'application/json', 'X-CSRF-Token': token}}).then(r => r.status)""",
+        [body, token],
+    )
+    assert created == 201
+    await page.reload()
+    gone = await page.evaluate(
+        """([model_id, token]) => fetch('/api/platform/models?provider=acme&model_id=' + model_id,
+             {method: 'DELETE', headers: {'X-CSRF-Token': token}}).then(r => r.status)""",
+        [other, token],
+    )
+    assert gone == 200
+    stale = page.locator(f'tr[data-model-id="{other}"]')
+    await stale.get_by_role("button", name=re.compile("Delete")).click()
+    problem = page.locator("#api-problems")
+    await problem.wait_for()
+    said = await problem.text_content()
+    assert f"Could not delete acme/{other}" in said and "(404)" in said
+    assert refused_by_csp == []

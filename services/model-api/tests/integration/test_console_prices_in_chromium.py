@@ -30,8 +30,8 @@ async def test_a_price_scheduled_in_the_form_is_kept_beside_the_one_in_force(
     await page.fill(f"{form} input[name=displayName]", "Scheduled")
     await page.fill(f"{form} input[name=inputPricePerMToken]", "2.5")
     await page.fill(f"{form} input[name=outputPricePerMToken]", "10")
-    await page.click(f"{form} button[type=submit]")
-    await page.wait_for_load_state()
+    async with page.expect_navigation():  # saved through the JSON API, then the page is shown again
+        await page.click(f"{form} button[type=submit]")
     assert f"Added openai/{model_id}." in await page.text_content("[role=status]")
 
     # edit: new prices from tomorrow 09:30 UTC, typed into the browser's date-time field
@@ -43,8 +43,8 @@ async def test_a_price_scheduled_in_the_form_is_kept_beside_the_one_in_force(
     await page.fill(f"{form} input[name=inputPricePerMToken]", "5")
     await page.fill(f"{form} input[name=outputPricePerMToken]", "20")
     await page.fill(f"{form} input[name=effectiveAt]", later.strftime("%Y-%m-%dT%H:%M"))
-    await page.click(f"{form} button[type=submit]")
-    await page.wait_for_load_state()
+    async with page.expect_navigation():  # saved through the JSON API, then the page is shown again
+        await page.click(f"{form} button[type=submit]")
     assert f"Saved openai/{model_id}." in await page.text_content("[role=status]")
 
     await row.get_by_role("link", name="Edit").click()
