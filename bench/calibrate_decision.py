@@ -36,6 +36,7 @@ import numpy as np
 from classifier_data import EVAL_ONLY, OVER_DEFENCE, Example, cap_per_source, load_all, source_folds
 from window_scores import model_dir
 
+from stockade.guardrails.checks.classification.decision import spike_score
 from stockade.guardrails.checks.classification.model import AttackClassifier, load
 
 BUCKETS = {"text": 0, "1kB": 1_000, "5kB": 5_000, "20kB": 20_000, "100kB": 100_000}
@@ -61,12 +62,15 @@ class Scored:
     windows: int
     attack: float  # the best attack score over the windows (and decoded views)
     label: str
+    wins: tuple[float, ...] = ()  # each window's attack score, windows read, in text order
+    extra: float = 0.0  # the best over decoded views and a short text's sentences
+    text: str = ""  # planted attacks: the attack text (the known-attack library is measured on it)
 
 
 def score(model: AttackClassifier, text: str, source: str, bucket: str, label: str) -> Scored:
     s = model.score(text, max_windows=4096)
     attack = max(v for k, v in s.probs.items() if k != "benign")
-    return Scored(source, bucket, s.windows, attack, label)
+    return Scored(source, bucket, s.windows, attack, label, s.window_attack, s.extra_attack)
 
 
 def documents(texts: list[str], size: int, n: int, rng: random.Random) -> list[str]:
@@ -92,8 +96,11 @@ def plant(doc: str, attack: str, rng: random.Random) -> str:
     return f"{doc[:at]}\n\n{attack}\n\n{doc[at:]}"
 
 
-def weighted_threshold(values: np.ndarray, sources: list[str], budget: float) -> float:
-    """The lowest threshold whose source-weighted false-positive rate is within ``budget``."""
+def weighted_threshold(
+    values: np.ndarray, sources: list[str], budget: float, lo: float = 0.0, hi: float = 1.0
+) -> float:
+    """The lowest threshold whose source-weighted false-positive rate is within ``budget`` (scores in
+    ``[lo, hi]``)."""
     count: dict[str, int] = defaultdict(int)
     for s in sources:
         count[s] += 1
@@ -101,7 +108,7 @@ def weighted_threshold(values: np.ndarray, sources: list[str], budget: float) ->
     w /= w.sum()
     order = np.argsort(-values)
     cut = int(np.searchsorted(np.cumsum(w[order]), budget, side="right"))
-    return float(min(1.0, values[order[cut]] + 1e-6)) if cut < len(values) else 0.0
+    return float(min(hi, values[order[cut]] + 1e-6)) if cut < len(values) else lo
 
 
 def thresholds(rows: list[Scored], budget: float) -> dict[int, float]:
@@ -119,6 +126,62 @@ def thresholds(rows: list[Scored], budget: float) -> dict[int, float]:
 
 def fired(r: Scored, t: dict[int, float]) -> bool:
     return r.attack >= t[bin_of(r.windows)]
+
+
+# The spike rule (decision.py): a document is also flagged when its top window stands out from the document's own
+# baseline. Its weight and its share of the budget are chosen on the calibration group's planted attacks; what is
+# left of the budget after the top-window rule sets the spike threshold per window-count bin.
+WEIGHTS = (0.25, 0.5, 0.75, 1.0)
+SHARES = (0.25, 0.5, 0.75)
+
+
+@dataclass
+class Rule:
+    top: dict[int, float]  # the top-window thresholds per bin
+    weight: float = 0.0
+    share: float = 0.0
+    spike: dict[int, float] | None = None  # spike thresholds (logit units) per bin
+
+
+def spike_of(r: Scored, weight: float) -> float:
+    s = spike_score(r.wins, weight)
+    return float("-inf") if s is None else s
+
+
+def flagged(r: Scored, rule: Rule) -> bool:
+    b = bin_of(r.windows)
+    if r.attack >= rule.top[b]:
+        return True
+    return rule.spike is not None and spike_of(r, rule.weight) >= rule.spike.get(b, float("inf"))
+
+
+def spike_rule(benign: list[Scored], budget: float, weight: float, share: float) -> Rule:
+    """Top-window thresholds at ``(1 - share) * budget``, then per bin the spike threshold that brings the
+    union to ``budget`` on ``benign``."""
+    top = thresholds(benign, budget * (1 - share))
+    top[BINS[0]] = thresholds(benign, budget)[BINS[0]]  # a one-window text has no spike: the whole budget
+    spike = {}
+    for b in BINS[1:]:
+        sel = [r for r in benign if bin_of(r.windows) == b]
+        if not sel:
+            continue
+        values = np.array([np.inf if r.attack >= top[b] else spike_of(r, weight) for r in sel])
+        spike[b] = weighted_threshold(values, [r.source for r in sel], budget, -np.inf, np.inf)
+    return Rule(top, weight, share, spike)
+
+
+def fit_rule(benign: list[Scored], planted: list[Scored], budget: float) -> Rule:
+    """The spike rule whose weight and share catch the most of ``planted`` (the top-window rule alone when no
+    spike rule does better)."""
+    best, caught = Rule(thresholds(benign, budget)), -1.0
+    caught = float(np.mean([flagged(p, best) for p in planted])) if planted else 0.0
+    for weight in WEIGHTS:
+        for share in SHARES:
+            rule = spike_rule(benign, budget, weight, share)
+            c = float(np.mean([flagged(p, rule) for p in planted])) if planted else 0.0
+            if c > caught + 1e-9:
+                best, caught = rule, c
+    return best
 
 
 def wilson(k: float, n: int) -> str:
@@ -183,7 +246,9 @@ def main() -> None:
                 host_src, host = rng.choice(
                     [(k[0], d) for k, v in docs_of.items() if k[1] == bucket for d in v]
                 )
-                planted.append((score(model, plant(host, e.text, rng), src, bucket, e.label), host_src))
+                hit = score(model, plant(host, e.text, rng), src, bucket, e.label)
+                hit.text = e.text
+                planted.append((hit, host_src))
         print(f"attacks {src}: done", file=sys.stderr)
     SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
     report(scored, attack_rows, planted, groups, write=args.write)
@@ -214,55 +279,102 @@ def report(
     *,
     write: bool,
 ) -> None:
-    out: dict[str, Any] = {"groups": groups, "presets": {}}
+    """Held-out figures of the top-window rule alone and with the spike rule, then the shipped rules.
+
+    Benign sources in two groups (thresholds set on one, measured on the other) and attack sources in two
+    groups (the spike rule's weight and share chosen on one group's attacks planted in the calibration group's
+    documents, measured on the other group's attacks planted in the held-out group's documents): every planted
+    figure is on attack sources and host documents the rule never saw."""
+    attack_groups = source_folds(
+        [Example("", p.label, p.source) for p, _ in planted], 2
+    )  # whole attack sources
+    out: dict[str, Any] = {"groups": groups, "attack_groups": attack_groups, "presets": {}}
     for name, budget in PRESETS.items():
         print(f"\n== {name}: {budget:.1%} of texts per length ==")
-        held: dict[str, list[Scored]] = defaultdict(list)
-        held_planted: list[tuple[Scored, dict[int, float]]] = []
+        # per rule: benign flags per (held-out doc id) and planted flags
+        benign_flags: dict[str, dict[int, list[bool]]] = {
+            "top": defaultdict(list),
+            "spike": defaultdict(list),
+        }
+        planted_flags: dict[str, list[tuple[Scored, bool]]] = {"top": [], "spike": []}
         for g, grp in enumerate(groups):
             cal = [r for r in benign if r.source not in grp]
-            t = thresholds(cal, budget)
-            for r in benign:
-                if r.source in grp:
-                    held[r.bucket].append(r)
-                    r.__dict__.setdefault("t", {})[name] = t
-            held_planted.extend((p, t) for p, host in planted if host in grp)
-            print(f"  set on group {1 - g}, measured on group {g} ({', '.join(grp)})")
-            print("    windows up to " + "  ".join(f"{b}: {v:.4f}" for b, v in t.items()))
-        print(f"  {'length':8s} {'benign flagged (held-out sources)':38s} {'planted attacks caught':26s}")
-        figures = {}
+            held = [(i, r) for i, r in enumerate(benign) if r.source in grp]
+            for h, agrp in enumerate(attack_groups):
+                fit_on = [p for p, host in planted if host not in grp and p.source in agrp]
+                test = [p for p, host in planted if host in grp and p.source not in agrp]
+                rules = {"top": Rule(thresholds(cal, budget)), "spike": fit_rule(cal, fit_on, budget)}
+                for k, rule in rules.items():
+                    for i, r in held:
+                        benign_flags[k][i].append(flagged(r, rule))
+                    planted_flags[k].extend((p, flagged(p, rule)) for p in test)
+                sp = rules["spike"]
+                print(
+                    f"  benign group {g} held out, attack group {h} fitted: weight {sp.weight}, share {sp.share}, "
+                    "top "
+                    + " ".join(f"{b}:{v:.4f}" for b, v in sp.top.items())
+                    + "; spike "
+                    + " ".join(f"{b}:{v:.2f}" for b, v in (sp.spike or {}).items())
+                )
+        figures: dict[str, Any] = {}
+        print(f"  {'length':8s} {'rule':6s} {'benign flagged (held-out sources)':36s} planted attacks caught")
         for bucket in BUCKETS:
-            rows = held[bucket]
-            fp = float(np.mean([fired(r, r.__dict__["t"][name]) for r in rows]))
-            hits = [fired(p, t) for p, t in held_planted if p.bucket == bucket]
-            caught = float(np.mean(hits)) if hits else float("nan")
-            figures[bucket] = {"fpr": fp, "n": len(rows), "planted_recall": caught, "planted_n": len(hits)}
-            print(
-                f"  {bucket:8s} {fp:.3f} ({wilson(fp, len(rows))}, n={len(rows)})"
-                f"{'':12s} {caught:.3f} ({wilson(caught, len(hits))}, n={len(hits)})"
-            )
-        shipped = thresholds(benign, budget)
+            for k in ("top", "spike"):
+                flags = [float(np.mean(v)) for i, v in benign_flags[k].items() if benign[i].bucket == bucket]
+                hits = [f for p, f in planted_flags[k] if p.bucket == bucket]
+                fp = float(np.mean(flags)) if flags else float("nan")
+                caught = float(np.mean(hits)) if hits else float("nan")
+                figures.setdefault(k, {})[bucket] = {
+                    "fpr": fp,
+                    "n": len(flags),
+                    "planted_recall": caught,
+                    "planted_n": len(hits),
+                }
+                print(
+                    f"  {bucket:8s} {k:6s} {fp:.3f} ({wilson(fp, len(flags))}, n={len(flags)})"
+                    f"{'':10s} {caught:.3f} ({wilson(caught, len(hits))}, n={len(hits)})"
+                )
+        shipped = fit_rule(benign, [p for p, _ in planted], budget)
         recall = per_source_recall(attacks, shipped)
-        trained = [v for s, v in recall.items() if s not in EVAL_ONLY]
-        held_out = [v for s, v in recall.items() if s in EVAL_ONLY]
-        print(
-            f"  attacks alone, shipped thresholds: mean recall per source {np.mean(trained):.3f} on "
-            f"{len(trained)} trained sources, {np.mean(held_out) if held_out else float('nan'):.3f} on "
-            f"{len(held_out)} evaluation-only sources"
-        )
+        recall_top = per_source_recall(attacks, Rule(thresholds(benign, budget)))
+        for label, rec in (("top-window rule", recall_top), ("with the spike rule", recall)):
+            trained = [v for s, v in rec.items() if s not in EVAL_ONLY]
+            held_out = [v for s, v in rec.items() if s in EVAL_ONLY]
+            print(
+                f"  attacks alone, shipped {label}: mean recall per source {np.mean(trained):.3f} on "
+                f"{len(trained)} trained sources, {np.mean(held_out) if held_out else float('nan'):.3f} on "
+                f"{len(held_out)} evaluation-only sources"
+            )
         for s, v in sorted(recall.items()):
-            print(f"      {s:44s} {v:.3f}{' (evaluation only)' if s in EVAL_ONLY else ''}")
-        out["presets"][name] = {"budget": budget, "held_out": figures, "recall": recall, "shipped": shipped}
+            print(
+                f"      {s:44s} {recall_top[s]:.3f} -> {v:.3f}{' (evaluation only)' if s in EVAL_ONLY else ''}"
+            )
+        print(
+            f"  shipped: weight {shipped.weight}, share {shipped.share}; top "
+            + " ".join(f"{b}:{v:.4f}" for b, v in shipped.top.items())
+            + "; spike "
+            + " ".join(f"{b}:{v:.2f}" for b, v in (shipped.spike or {}).items())
+        )
+        out["presets"][name] = {
+            "budget": budget,
+            "held_out": figures,
+            "recall": recall,
+            "recall_top_only": recall_top,
+            "shipped": shipped.top,
+            "spike": None
+            if shipped.spike is None
+            else {"weight": shipped.weight, "share": shipped.share, "thresholds": shipped.spike},
+        }
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(out, indent=1), encoding="utf-8")
     if write:
         write_decision(out)
 
 
-def per_source_recall(rows: list[Scored], t: dict[int, float]) -> dict[str, float]:
+def per_source_recall(rows: list[Scored], rule: Rule) -> dict[str, float]:
     by: dict[str, list[bool]] = defaultdict(list)
     for r in rows:
-        by[r.source].append(fired(r, t))
+        by[r.source].append(flagged(r, rule))
     return {s: float(np.mean(v)) for s, v in by.items()}
 
 
@@ -276,6 +388,11 @@ def write_decision(out: dict[str, Any]) -> None:
             "per_text_budget": p["budget"],
             "thresholds": [[int(b), round(v, 4)] for b, v in p["shipped"].items()],
         }
+        if p["spike"] is not None:  # decision.py's spike rule: weight and [windows, logit threshold] rows
+            table = [
+                [int(b), round(max(-99.0, min(v, 99.0)), 3)] for b, v in p["spike"]["thresholds"].items()
+            ]
+            presets[name]["spike"] = {"weight": p["spike"]["weight"], "thresholds": [[1, 99.0], *table]}
     meta["rule"] = "typed-attack"
     meta["decision"] = {
         "default": DEFAULT,

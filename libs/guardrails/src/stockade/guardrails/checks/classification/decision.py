@@ -13,13 +13,24 @@ n windows has n chances to be a false positive. The thresholds grow with the win
 benign documents (``bench/calibrate_decision.py``) so that a document of any length is flagged about as often
 as a short text, while an attack planted anywhere still scores near 1 in its own window.
 
+Why a second rule for documents, the spike: a benign document that talks about instructions, prompts or rules
+scores high in many windows, while an attack planted in an ordinary document is one local peak. The spike
+score of a text whose model read at least ``SPIKE_MIN_WINDOWS`` windows is ``logit(top) - weight *
+median(logit(rest))``: the most suspicious window measured against the document's own baseline (the median of
+the other windows read). A document is flagged when its top window reaches the window-count threshold (the
+rule above) **or** its spike reaches the spike threshold for its window count; the OR keeps a document that is
+an attack throughout (a long jailbreak template, whose baseline is high) flagged by its top window.
+
 The calibration ships in the model directory's ``classifier.json`` under ``decision``: per operating point
 (``strict``, ``balanced``, ``permissive``) a table of ``[windows, threshold]`` rows, ascending; a text of ``n``
-windows uses the first row whose ``windows`` is at least ``n`` (the last row beyond it).
+windows uses the first row whose ``windows`` is at least ``n`` (the last row beyond it). A preset may also carry
+``spike``: ``{"weight": w, "thresholds": [[windows, threshold], ...]}`` (thresholds in logit units).
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +39,8 @@ from stockade.guardrails.checks.classification.model import Scores
 from stockade.guardrails.verdict import Action, CheckResult, Finding
 
 ATTACKS = ("injection", "jailbreak", "malicious")
+SPIKE_MIN_WINDOWS = 3
+_CLIP = 1e-4
 _ACTIONS = {"block": Action.BLOCK, "warn": Action.WARN, "allow": Action.ALLOW}
 
 
@@ -43,6 +56,31 @@ def operating_points(meta: Mapping[str, Any]) -> dict[str, list[list[float]]]:
     """Each calibrated operating point's table in a model's ``classifier.json`` (empty when it has none)."""
     presets = (meta.get("decision") or {}).get("presets") or {}
     return {str(name): [[float(n), float(t)] for n, t in p["thresholds"]] for name, p in presets.items()}
+
+
+def spikes(meta: Mapping[str, Any]) -> dict[str, tuple[float, list[list[float]]]]:
+    """Each operating point's spike rule (weight, ``[windows, threshold]`` table), for those that have one."""
+    presets = (meta.get("decision") or {}).get("presets") or {}
+    out = {}
+    for name, p in presets.items():
+        spike = p.get("spike")
+        if spike:
+            table = [[float(n), float(t)] for n, t in spike["thresholds"]]
+            out[str(name)] = (float(spike["weight"]), table)
+    return out
+
+
+def logit(p: float) -> float:
+    p = min(1.0 - _CLIP, max(_CLIP, p))
+    return math.log(p / (1.0 - p))
+
+
+def spike_score(window_attack: Sequence[float], weight: float) -> float | None:
+    """``logit(top) - weight * median(logit(rest))`` over the windows read; None under SPIKE_MIN_WINDOWS."""
+    if len(window_attack) < SPIKE_MIN_WINDOWS:
+        return None
+    z = sorted(logit(a) for a in window_attack)
+    return z[-1] - weight * statistics.median(z[:-1])
 
 
 def attack_score(scores: Scores) -> tuple[str, float]:
@@ -64,11 +102,20 @@ def check_result(
         return None
     threshold = threshold_for(points[preset], scores.windows)
     kind, score = attack_score(scores)
+    detail: dict[str, Any] = {"threshold": round(threshold, 4), "preset": preset, "windows": scores.windows}
+    fired = score >= threshold
+    spike_rule = spikes(meta).get(preset)
+    if spike_rule is not None:
+        weight, table = spike_rule
+        spike = spike_score(scores.window_attack, weight)
+        if spike is not None:
+            spike_threshold = threshold_for(table, scores.windows)
+            detail.update(spike=round(spike, 3), spike_threshold=round(spike_threshold, 3))
+            fired = fired or spike >= spike_threshold
     findings = []
     action = _ACTIONS[config.actions.get(kind, "block")]  # type: ignore[call-overload]
-    if score >= threshold and action is not Action.ALLOW:
+    if fired and action is not Action.ALLOW:
         start, end = scores.spans.get(kind, (0, 0))
-        detail = {"threshold": round(threshold, 4), "preset": preset, "windows": scores.windows}
         detail["windows_read"] = scores.read
         findings.append(
             Finding(

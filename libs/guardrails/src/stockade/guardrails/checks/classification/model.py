@@ -45,6 +45,11 @@ class Scores:
     spans: dict[str, tuple[int, int]]
     windows: int
     read: int
+    # The attack score (``1 - P(benign)``) of each window of the text the model read, in text order, and the
+    # highest over the extra readings (decoded views, a short text's sentences): the document-level decision
+    # weighs a window against the rest of its document (decision.py). Empty for backends that do not give them.
+    window_attack: tuple[float, ...] = ()
+    extra_attack: float = 0.0
 
 
 def default_model_dir() -> Path:
@@ -135,7 +140,11 @@ class AttackClassifier:
         best = probs.argmax(axis=0)
         out = {label: float(probs[int(best[k]), k]) for k, label in enumerate(self.labels)}
         where = {label: spans[int(best[k])] for k, label in enumerate(self.labels)}
-        return Scores(out, where, len(windows), len(chosen))
+        attack = 1.0 - probs[:, self.labels.index("benign")]
+        extra = float(attack[len(chosen) :].max()) if len(rows) > len(chosen) else 0.0
+        return Scores(
+            out, where, len(windows), len(chosen), tuple(float(a) for a in attack[: len(chosen)]), extra
+        )
 
     def _token_count(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False).ids)

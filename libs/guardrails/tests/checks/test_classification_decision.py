@@ -1,0 +1,81 @@
+"""The document-level decision (decision.py): the top-window rule by window count, and the spike rule that
+weighs a document's most suspicious window against the document's own baseline."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from stockade.guardrails.checks.classification.decision import check_result, logit, spike_score
+from stockade.guardrails.checks.classification.model import Scores
+from stockade.guardrails.checks.config import ClassificationConfig
+from stockade.guardrails.verdict import Action
+
+TOP = [[1, 0.90], [8, 0.96], [40, 0.99], [160, 0.997], [4096, 0.997]]
+META = {
+    "decision": {
+        "default": "balanced",
+        "presets": {
+            "balanced": {"thresholds": TOP, "spike": {"weight": 0.5, "thresholds": [[1, 99.0], [4096, 6.0]]}},
+            "strict": {"thresholds": TOP},
+        },
+    }
+}
+LABELS = ("benign", "injection", "jailbreak", "malicious")
+
+
+def scores(windows: list[float], total: int | None = None) -> Scores:
+    top = max(windows)
+    return Scores(
+        probs={"benign": 1 - top, "injection": top, "jailbreak": 0.0, "malicious": 0.0},
+        spans={k: (100, 200) for k in LABELS},
+        windows=total or len(windows),
+        read=len(windows),
+        window_attack=tuple(windows),
+    )
+
+
+def decide(windows: list[float], preset: str | None = None, total: int | None = None) -> Action:
+    result = check_result("classification", scores(windows, total), META, ClassificationConfig(preset=preset))
+    assert result is not None
+    return result.action
+
+
+def test_spike_score_is_the_top_window_against_the_median_of_the_rest() -> None:
+    wins = [0.5, 0.1, 0.9, 0.2]
+    expected = logit(0.9) - 0.5 * logit(0.2)  # the median of the rest (0.1, 0.2, 0.5) is 0.2
+    assert spike_score(wins, 0.5) == pytest.approx(expected)
+    assert spike_score([0.5, 0.9], 0.5) is None  # under three windows there is no baseline
+    assert logit(1.0) == pytest.approx(math.log((1 - 1e-4) / 1e-4))  # clipped, finite
+
+
+def test_a_local_peak_in_a_calm_document_is_flagged_below_the_top_window_threshold() -> None:
+    calm = [0.02] * 15
+    peak = [*calm[:7], 0.99, *calm[7:]]  # 0.99 < the 0.997 a 120-window document needs
+    assert decide(calm, total=120) is Action.ALLOW
+    result = check_result("classification", scores(peak, 120), META, ClassificationConfig())
+    assert result is not None and result.action is Action.BLOCK
+    [finding] = result.findings
+    assert finding.detail["spike"] >= finding.detail["spike_threshold"] == 6.0
+    assert (finding.start, finding.end) == (100, 200)  # the window's span, as before
+
+
+def test_a_document_high_throughout_is_not_flagged_by_its_peak() -> None:
+    # a benign document about instructions and rules: every window fairly high, the top one too
+    busy = [0.6, 0.7, 0.8, 0.75, 0.98, 0.65, 0.7, 0.9]
+    assert spike_score(busy, 0.5) is not None and spike_score(busy, 0.5) < 6.0  # type: ignore[operator]
+    assert decide(busy, total=120) is Action.ALLOW
+
+
+def test_an_attack_throughout_is_still_flagged_by_its_top_window() -> None:
+    # a long jailbreak template: its baseline is high, so its spike is low; the top-window rule catches it
+    template = [0.999, 0.9985, 0.999, 0.9995]
+    assert spike_score(template, 0.5) < 6.0  # type: ignore[operator]
+    assert decide(template, total=30) is Action.BLOCK
+
+
+def test_a_preset_without_a_spike_rule_uses_the_top_window_alone() -> None:
+    peak = [*[0.02] * 7, 0.99, *[0.02] * 8]
+    assert decide(peak, preset="strict", total=120) is Action.ALLOW
+    assert decide(peak, preset="balanced", total=120) is Action.BLOCK
