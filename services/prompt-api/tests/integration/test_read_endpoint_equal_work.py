@@ -3,14 +3,37 @@
 (Counted, not timed: timing assertions are flaky on shared machines; equal work is what makes timing equal.)
 """
 
+from datetime import timedelta
+
 import asyncpg
 from sqlalchemy import event
 
 from stockade import identity
 from stockade.identity import keys
+from stockade.identity.db_types import utcnow
+from stockade.identity.session_keys import CREDENTIAL_TTL, session_credential
+from stockade.identity.sessions import start_session
+from stockade.identity.tables import Deployment
+from stockade.prompt_api import prompts
+from stockade.prompt_api.read_batch import READ_ACTIVE_BATCH_SQL
 from stockade.prompt_api.read_path import SqlAlchemyReader
 
 PATH = "/prompts/active-prompt-version"
+
+
+async def _expired_credential(sessions, user_id):
+    """A console session's credential past its lifetime."""
+    async with sessions() as s:
+        started = await start_session(s, user_id, timedelta(hours=12))
+        return await session_credential(
+            s,
+            console_session_id=started.session_id,
+            user_id=user_id,
+            session_token=started.token,
+            session_expires_at=started.expires_at,
+            deployment=Deployment.ONPREM,
+            now=utcnow() - CREDENTIAL_TTL - timedelta(seconds=1),
+        )
 
 
 async def test_every_path_does_the_same_work(client, world, sessions, monkeypatch):
@@ -23,6 +46,7 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
     async with sessions() as s:
         revoked = await identity.create_api_key(s, world.alice.id, scope="read")
         await identity.revoke_api_key(s, revoked.id)
+    expired = await _expired_credential(sessions, world.alice.id)
     counts = {"sql": 0, "hash": 0, "compare": 0}
 
     def on_sql(*_):
@@ -60,6 +84,7 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
         "malformed key": {**good, "api_key": "junk"},
         "unknown key": {**good, "api_key": keys.generate_key().plaintext},
         "revoked key": {**good, "api_key": revoked.key},
+        "expired key": {**good, "api_key": expired},
         "unknown project": {**good, "project_id": "nope"},
         "unknown prompt": {**good, "prompt_name": "nope"},
         "other organisation": {**good, "project_id": world.foreign.id},
@@ -77,3 +102,55 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
         if engine is not None:
             event.remove(engine, "before_cursor_execute", on_sql)
     assert all(c == {"sql": 1, "hash": 1, "compare": 1} for c in seen.values()), seen
+
+
+async def test_the_statement_opens_content_only_for_a_hit(client, world, sessions, db_url):
+    """Finding L4: every cause of the 404 gets one row from the statement, and none of them reads the content
+    (its size cannot show in the time of a refusal). Asked of the statement itself, on each database kind."""
+    big = "x" * 50_000
+    r = await client.post(
+        PATH,
+        headers={"X-API-Key": world.write_key},
+        json={"project_id": world.direct.id, "prompt_name": "p", "content": big},
+    )
+    assert r.status_code == 201
+    async with sessions() as s:
+        revoked = await identity.create_api_key(s, world.alice.id, scope="read")
+        await identity.revoke_api_key(s, revoked.id)
+    expired = await _expired_credential(sessions, world.alice.id)
+    good = (world.write_key, world.direct.id, "p")
+    cases = {
+        "hit": good,
+        "unknown key": (keys.generate_key().plaintext, world.direct.id, "p"),
+        "revoked key": (revoked.key, world.direct.id, "p"),
+        "expired key": (expired, world.direct.id, "p"),
+        "not an organisation member": (world.carol_key, world.foreign.id, "p"),
+        "unknown project": (world.write_key, "nope", "p"),
+        "unknown prompt": (world.write_key, world.direct.id, "nope"),
+        "other organisation": (world.write_key, world.foreign.id, "p"),
+    }
+    reader = client.app.state.service.own.reader
+    opened = {}
+    for label, (key, project_id, name) in cases.items():
+        key_id = keys.key_id_of(key) or keys.PLACEHOLDER_ID
+        if isinstance(reader, SqlAlchemyReader):
+            async with reader.engine.connect() as conn:
+                params = {
+                    "key_id": key_id,
+                    "project_id": project_id,
+                    "prompt_name": name,
+                    "key_hash": keys.hash_key(key),
+                    "now": utcnow(),
+                }
+                rows = (await conn.execute(prompts._READ_ACTIVE, params)).all()
+            opened[label] = (len(rows), rows[0].content is not None)
+        else:
+            conn = await asyncpg.connect(db_url.replace("postgresql+asyncpg", "postgresql"))
+            try:
+                rows = await conn.fetch(
+                    READ_ACTIVE_BATCH_SQL, [key_id], [project_id], [name], [keys.hash_key(key)], utcnow()
+                )
+            finally:
+                await conn.close()
+            opened[label] = (len(rows), rows[0]["content"] is not None)
+    assert opened == {label: (1, label == "hit") for label in cases}, opened

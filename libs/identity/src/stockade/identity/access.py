@@ -14,6 +14,7 @@ from sqlalchemy import Row, and_, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity import keys
+from stockade.identity.db_types import utcnow
 from stockade.identity.tables import (
     APPROVER_TAG,
     ApiKey,
@@ -27,8 +28,8 @@ from stockade.identity.tables import (
 )
 
 _DUMMY_HASH = "0" * 64
-# owner_id, key_hash, scope, deployment, project_id, revoked_at
-_KeyRow = Row[str, str, str | None, str, str | None, datetime | None]
+# owner_id, key_hash, scope, deployment, project_id, revoked_at, expires_at
+_KeyRow = Row[str, str, str | None, str, str | None, datetime | None, datetime | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,18 +68,24 @@ def effective_scope(stored: str | None, key_deployment: str, deployment: Deploym
 async def authenticate(
     session: AsyncSession, plaintext: str | None, deployment: Deployment
 ) -> KeyPrincipal | None:
-    """The key's principal, or None for a missing, malformed, unknown or revoked key, or an ingest key.
+    """The key's principal, or None for a missing, malformed, unknown, revoked or expired key, or an ingest key.
 
     The same work on every path: one hash, one lookup by key id (a placeholder id for malformed keys) and
-    one constant-time comparison.
+    one constant-time comparison. An expired key (a console session's credential past its lifetime,
+    ``stockade.identity.session_keys``) fails exactly like a revoked one (spec 7: 401 where keys are checked).
     """
     key_id = keys.key_id_of(plaintext) or keys.PLACEHOLDER_ID
     row = await matching_key(session, key_id, keys.hash_key(plaintext or ""))
-    if row is None or row.revoked_at is not None or row.scope == Scope.INGEST.value:
+    if row is None or not usable(row.revoked_at, row.expires_at) or row.scope == Scope.INGEST.value:
         return None  # an ingest key opens guardrail-ingest only (stockade.identity.ingest_keys)
     return KeyPrincipal(
         key_id=key_id, owner_id=row.owner_id, scope=effective_scope(row.scope, row.deployment, deployment)
     )
+
+
+def usable(revoked_at: datetime | None, expires_at: datetime | None, now: datetime | None = None) -> bool:
+    """Not revoked, and not past its expiry (only console credentials expire)."""
+    return revoked_at is None and (expires_at is None or expires_at > (now or utcnow()))
 
 
 async def matching_key(session: AsyncSession, key_id: str, key_hash: str) -> _KeyRow | None:
@@ -93,6 +100,7 @@ async def matching_key(session: AsyncSession, key_id: str, key_hash: str) -> _Ke
                 ApiKey.deployment,
                 ApiKey.project_id,
                 ApiKey.revoked_at,
+                ApiKey.expires_at,
             ).where(ApiKey.id == key_id)
         )
     ).one_or_none()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity import keys
@@ -85,12 +85,10 @@ async def create_api_key(
 
 
 async def list_api_keys(session: AsyncSession, user: str) -> list[ApiKeyPublic]:
+    """The user's keys, oldest first; console session credentials (``session_keys``) are not listed."""
     owner = await find_user(session, user)
-    rows = (
-        (await session.execute(select(ApiKey).where(ApiKey.owner_id == owner.id).order_by(ApiKey.created_at)))
-        .scalars()
-        .all()
-    )
+    mine = and_(ApiKey.owner_id == owner.id, ApiKey.console_session_id.is_(None))
+    rows = (await session.execute(select(ApiKey).where(mine).order_by(ApiKey.created_at))).scalars().all()
     return [_public(r) for r in rows]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from stockade.identity.access import matching_key, project_access
+from stockade.identity.access import matching_key, project_access, usable
 from stockade.identity.tables import Scope
 
 
@@ -32,7 +32,7 @@ async def verify_ingest_key(session: AsyncSession, key_id: str, key_hash: str) -
     row = await matching_key(session, key_id, key_hash)
     if row is None:
         return IngestKeyCheck(False, "unknown key", key_id)
-    if row.revoked_at is not None:
+    if not usable(row.revoked_at, row.expires_at):
         return IngestKeyCheck(False, "the key is revoked", key_id)
     if row.scope != Scope.INGEST.value or row.project_id is None:
         return IngestKeyCheck(False, "not an ingest key (create one with scope ingest and a project)", key_id)

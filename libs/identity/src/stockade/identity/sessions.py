@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ForeignKey, Index, String, select, update
+from sqlalchemy import ColumnElement, ForeignKey, Index, String, and_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -31,7 +31,7 @@ from stockade.identity.sign_in_limit import (
     reserve_sign_in_attempt,
     sign_in_budget,
 )
-from stockade.identity.tables import Base, User
+from stockade.identity.tables import ApiKey, Base, User
 
 __all__ = [
     "ConsoleSession",
@@ -172,28 +172,40 @@ async def resolve_session(session: AsyncSession, token: str | None) -> SessionPr
 
 
 async def end_session(session: AsyncSession, token: str | None) -> bool:
-    """Sign out: the session stops working on the next request. True if a live session was ended."""
+    """Sign out: the session, and its short-lived prompt-api credential (``session_keys``), stop working on the
+    next request. True if a live session was ended."""
     if not token:
         return False
+    now = utcnow()
     result = await session.execute(
         update(ConsoleSession)
         .where(ConsoleSession.token_hash == hash_token(token), ConsoleSession.revoked_at.is_(None))
-        .values(revoked_at=utcnow())
+        .values(revoked_at=now)
     )
+    ended = select(ConsoleSession.id).where(ConsoleSession.token_hash == hash_token(token))
+    await _revoke_credentials(session, ApiKey.console_session_id.in_(ended), now)
     await session.commit()
     return bool(getattr(result, "rowcount", 0))
 
 
+async def _revoke_credentials(session: AsyncSession, which: ColumnElement[bool], now: datetime) -> None:
+    await session.execute(update(ApiKey).where(which, ApiKey.revoked_at.is_(None)).values(revoked_at=now))
+
+
 async def end_user_sessions(session: AsyncSession, user_id: str) -> int:
-    """Sign a user out everywhere (after a password change, say)."""
+    """Sign a user out everywhere (after a password change, say), with every session's credential."""
+    now = utcnow()
     result = await session.execute(
         update(ConsoleSession)
         .where(
             ConsoleSession.user_id == user_id,
             ConsoleSession.revoked_at.is_(None),
-            ConsoleSession.expires_at > utcnow(),
+            ConsoleSession.expires_at > now,
         )
-        .values(revoked_at=utcnow())
+        .values(revoked_at=now)
+    )
+    await _revoke_credentials(
+        session, and_(ApiKey.owner_id == user_id, ApiKey.console_session_id.is_not(None)), now
     )
     await session.commit()
     return int(getattr(result, "rowcount", 0))

@@ -100,7 +100,10 @@ class ProjectTag(Base):
 
 class ApiKey(Base):
     __tablename__ = "api_keys"
-    __table_args__ = (Index("ix_api_keys_owner_id", "owner_id"),)
+    __table_args__ = (
+        Index("ix_api_keys_owner_id", "owner_id"),
+        Index("ix_api_keys_console_session_id", "console_session_id"),
+    )
 
     id: Mapped[str] = mapped_column(String(12), primary_key=True)
     owner_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
@@ -114,6 +117,10 @@ class ApiKey(Base):
     project_id: Mapped[str | None] = mapped_column(
         ForeignKey("projects.id", ondelete="CASCADE"), default=None
     )
+    # Set only on a console session's short-lived credential (``stockade.identity.session_keys``): it stops
+    # working at ``expires_at`` and when that session ends. Other keys have neither.
+    expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    console_session_id: Mapped[str | None] = mapped_column(String(32), default=None)
 
 
 class PlatformAdmin(Base):

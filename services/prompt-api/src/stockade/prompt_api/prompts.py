@@ -6,11 +6,13 @@ import hashlib
 import json
 from typing import Any
 
-from sqlalchemy import Row, and_, bindparam, or_, select
+from sqlalchemy import Row, and_, bindparam, case, literal, or_, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from stockade.identity import KeyPrincipal, keys
+from stockade.identity.access import usable
+from stockade.identity.db_types import utcnow
 from stockade.identity.tables import ApiKey, OrganisationMember, Project
 from stockade.prompt_api import versioning
 from stockade.prompt_api.errors import InvalidContent, NotFound
@@ -46,22 +48,34 @@ def _public(project_id: str, name: str, v: PromptVersion | Row[Any]) -> PromptVe
 
 
 # One statement, built once: key, organisation membership, project, prompt and active version in one round trip.
+# Left joins from a one-row anchor: every request gets exactly one row whatever exists, and the content is read
+# only when the key matches, is live and its owner is an organisation member (finding L4: an unknown key, a
+# foreign project and an unknown prompt do the same work). The hash is compared again in constant time below.
+_ANCHOR = select(literal(1).label("one")).subquery("request")
+_OPENED = and_(
+    ApiKey.key_hash == bindparam("key_hash"),
+    ApiKey.revoked_at.is_(None),
+    or_(ApiKey.expires_at.is_(None), ApiKey.expires_at > bindparam("now")),
+    OrganisationMember.user_id.is_not(None),
+)
 _READ_ACTIVE = (
     select(
         PromptVersion.version,
-        PromptVersion.content,
-        PromptVersion.config,
+        case((_OPENED, PromptVersion.content), else_=None).label("content"),
+        case((_OPENED, PromptVersion.config), else_=None).label("config"),
         PromptVersion.sha256,
         PromptVersion.commit_message,
         PromptVersion.published_at,
         PromptVersion.published_by,
         ApiKey.key_hash,
         ApiKey.revoked_at,
+        ApiKey.expires_at,
         OrganisationMember.user_id.label("member"),
     )
-    .select_from(Project)
-    .join(Prompt, and_(Prompt.project_id == Project.id, Prompt.name == bindparam("prompt_name")))
-    .join(
+    .select_from(_ANCHOR)
+    .outerjoin(Project, Project.id == bindparam("project_id"))
+    .outerjoin(Prompt, and_(Prompt.project_id == Project.id, Prompt.name == bindparam("prompt_name")))
+    .outerjoin(
         PromptVersion,
         and_(PromptVersion.prompt_id == Prompt.id, PromptVersion.version == Prompt.active_version),
     )
@@ -75,21 +89,30 @@ _READ_ACTIVE = (
             OrganisationMember.user_id == ApiKey.owner_id,
         ),
     )
-    .where(Project.id == bindparam("project_id"))
 )
 
 
 async def read_active(
     conn: AsyncConnection, api_key: str | None, project_id: str | None, prompt_name: str | None
 ) -> PromptVersionPublic | None:
-    """The uniform read: None for every failure, after the same work (one hash, one query, one comparison)."""
+    """The uniform read: None for every failure, after the same work (one hash, one query returning one row, one
+    comparison)."""
     key_id = keys.key_id_of(api_key) or keys.PLACEHOLDER_ID
     computed = keys.hash_key(api_key or "")
-    params = {"key_id": key_id, "project_id": project_id or "", "prompt_name": prompt_name or ""}
+    now = utcnow()
+    params = {
+        "key_id": key_id,
+        "project_id": project_id or "",
+        "prompt_name": prompt_name or "",
+        "key_hash": computed,
+        "now": now,
+    }
     row = (await conn.execute(_READ_ACTIVE, params)).one_or_none()
     stored = row.key_hash if row is not None and row.key_hash is not None else _DUMMY_HASH
     matches = keys.hashes_match(stored, computed)
-    if row is None or not matches or row.revoked_at is not None or row.member is None:
+    if row is None or not matches or row.content is None or row.member is None:
+        return None
+    if not usable(row.revoked_at, row.expires_at, now):
         return None
     return _public(project_id or "", prompt_name or "", row)
 

@@ -15,20 +15,34 @@ from collections.abc import Sequence
 
 import asyncpg
 
-# $1 key ids, $2 project ids, $3 prompt names (text arrays of equal length); ``i`` numbers the requests from 1.
+from stockade.runtime.db_types import utcnow
+
+# $1 key ids, $2 project ids, $3 prompt names, $4 the SHA-256 of the presented keys (text arrays of equal length),
+# $5 now; ``i`` numbers the requests from 1. Every request gets exactly one row, whatever exists (left joins from
+# the request), and the content is read only when the key matches, is live and its owner is an organisation
+# member: an unknown key, a foreign project and an unknown prompt do the same work (finding L4). The caller
+# still compares the hash in constant time and checks revocation and expiry itself.
 # An ingest key (scope ingest: guardrail-ingest only) finds no key row, so it fails like an unknown key.
 READ_ACTIVE_BATCH_SQL = """
-SELECT t.i, v.version, v.content::text AS content, v.config::text AS config, v.sha256, v.commit_message,
-       v.published_at, v.published_by, k.key_hash, k.revoked_at, m.user_id AS member
-FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(key_id, project_id, prompt_name, i)
-JOIN projects AS p ON p.id = t.project_id
-JOIN prompts AS pr ON pr.project_id = p.id AND pr.name = t.prompt_name
-JOIN prompt_versions AS v ON v.prompt_id = pr.id AND v.version = pr.active_version
+SELECT t.i, v.version,
+       CASE WHEN opened THEN v.content::text END AS content,
+       CASE WHEN opened THEN v.config::text END AS config,
+       v.sha256, v.commit_message, v.published_at, v.published_by,
+       k.key_hash, k.revoked_at, k.expires_at, m.user_id AS member
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+     WITH ORDINALITY AS t(key_id, project_id, prompt_name, key_hash, i)
+LEFT OUTER JOIN projects AS p ON p.id = t.project_id
+LEFT OUTER JOIN prompts AS pr ON pr.project_id = p.id AND pr.name = t.prompt_name
+LEFT OUTER JOIN prompt_versions AS v ON v.prompt_id = pr.id AND v.version = pr.active_version
 LEFT OUTER JOIN api_keys AS k ON k.id = t.key_id AND k.scope IS DISTINCT FROM 'ingest'
 LEFT OUTER JOIN organisation_members AS m ON m.organisation_id = p.organisation_id AND m.user_id = k.owner_id
+CROSS JOIN LATERAL (
+    SELECT k.key_hash = t.key_hash AND k.revoked_at IS NULL
+           AND (k.expires_at IS NULL OR k.expires_at > $5::timestamptz) AND m.user_id IS NOT NULL AS opened
+) AS o
 """
 
-Args = tuple[str, str, str]
+Args = tuple[str, str, str, str]  # key id, project id, prompt name, SHA-256 of the presented key
 _DROPPED = (asyncpg.ConnectionDoesNotExistError, asyncpg.InterfaceError, ConnectionError)
 
 
@@ -81,11 +95,12 @@ class ReadBatcher:
 
     async def _run(self, batch: Sequence[Args]) -> list[asyncpg.Record]:
         """One statement; a connection the server dropped is retried once on a fresh one."""
-        columns = ([a[0] for a in batch], [a[1] for a in batch], [a[2] for a in batch])
+        columns = tuple([a[n] for a in batch] for n in range(4))
+        now = utcnow()
         for attempt in (1, 2):
             try:
                 async with self._pool.acquire() as conn:
-                    rows: list[asyncpg.Record] = await conn.fetch(READ_ACTIVE_BATCH_SQL, *columns)
+                    rows: list[asyncpg.Record] = await conn.fetch(READ_ACTIVE_BATCH_SQL, *columns, now)
                     return rows
             except _DROPPED:
                 if attempt == 2:

@@ -23,6 +23,7 @@ from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from stockade.identity import keys
+from stockade.identity.access import usable
 from stockade.prompt_api import prompts
 from stockade.prompt_api.read_batch import ReadBatcher
 from stockade.runtime.shutdown import finish_within
@@ -108,11 +109,15 @@ class PostgresReader:
     ) -> FoundPrompt | None:
         key_id = keys.key_id_of(api_key) or keys.PLACEHOLDER_ID
         computed = keys.hash_key(api_key or "")
-        args = (key_id, project_id or "", prompt_name or "")
+        args = (key_id, project_id or "", prompt_name or "", computed)
         row = await self._batcher.fetch(args)
         stored = row["key_hash"] if row is not None and row["key_hash"] is not None else _DUMMY_HASH
         matches = keys.hashes_match(stored, computed)
-        if row is None or not matches or row["revoked_at"] is not None or row["member"] is None:
+        if row is None or not matches or row["content"] is None:
+            return (
+                None  # the statement opened no content: wrong, revoked or expired key, no access, no prompt
+            )
+        if not usable(row["revoked_at"], row["expires_at"]) or row["member"] is None:
             return None
         return FoundPrompt(
             render_body(project_id or "", prompt_name or "", row), prompts.etag(row["version"], row["sha256"])
