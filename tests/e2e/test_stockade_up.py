@@ -244,8 +244,6 @@ def test_busy_port_fails_fast_with_advice(stack):
 
 
 def test_first_start_seeds_demo_content_the_console_shows_and_no_demo_skips_it(stack, tmp_path):
-    import re
-
     from stockade.cli.demo_content import PROMPT, SKILL, guardrail_runs
 
     stack.start()
@@ -271,15 +269,11 @@ def test_first_start_seeds_demo_content_the_console_shows_and_no_demo_skips_it(s
         time.sleep(0.1)
     assert status["inserted"] == expected, status
 
-    # the console shows the prompt once the demo key is connected
+    # the console shows the prompt as soon as the demo user signs in (no key to paste)
     user, password = next(line.split()[-3::2] for line in stack.output if "console sign-in" in line)
     console = f"http://127.0.0.1:{stack.model}"
     with httpx.Client(base_url=console, headers={"Origin": console}) as browser:
         assert browser.post("/login", data={"email": user, "password": password}).status_code == 303
-        page = browser.get("/projects")
-        token = re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)
-        connected = browser.post("/projects/key", data={"csrf_token": token, "api_key": key})
-        assert connected.status_code == 303, connected.text
         shown = browser.get(f"/projects/{project}")
         assert shown.status_code == 200 and f'data-prompt="{PROMPT}"' in shown.text
     assert stack.stop() == 0

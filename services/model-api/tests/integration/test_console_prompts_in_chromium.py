@@ -1,5 +1,5 @@
 """The prompt and skill pages in real headless Chromium: the console and prompt-api on sockets over one
-PostgreSQL database and real NATS. Connecting a key, each page, the diff, rollback, the Manual review flow end
+PostgreSQL database and real NATS. Signing in (no key to paste), each page, the diff, rollback, the Manual review flow end
 to end for prompts and a skill (refused without the approver tag, then reject and approve with comments), labels
 and the keyboard."""
 
@@ -23,15 +23,12 @@ def watch_csp(page) -> list[str]:
     return refused
 
 
-async def sign_in_and_connect(page, world, email, who):
+async def sign_in(page, world, email):
     await page.goto(f"{world.base_url}/projects")
     await page.get_by_label("E-mail").fill(email)
     await page.get_by_label("Password").fill(world.password)
     await page.get_by_label("Password").press("Enter")
     await page.wait_for_url(f"{world.base_url}/projects")
-    await page.get_by_label("API key").fill(world.keys[who])
-    await page.get_by_role("button", name="Connect key").click()
-    await page.wait_for_url(f"{world.base_url}/projects?done=connected")
 
 
 async def unlabelled(page) -> list[str]:
@@ -65,9 +62,8 @@ async def skill_file(world, project, path) -> str:
 async def test_pages_diff_and_rollback(prompt_world, browser_page):
     page, base = browser_page, prompt_world.base_url
     refused = watch_csp(page)
-    await sign_in_and_connect(page, prompt_world, prompt_world.reviewer, "reviewer")
-    assert await page.get_by_role("status").text_content() == "Key connected."
-    assert await page.get_by_test_id("connected-key").is_visible()
+    await sign_in(page, prompt_world, prompt_world.reviewer)
+    assert await page.get_by_label("API key").count() == 0  # nothing to paste
     assert await page.locator("nav >> text=Prompts and skills").get_attribute("aria-current") == "page"
     rows = page.get_by_test_id("projects").locator("tbody tr")
     assert await rows.evaluate_all(
@@ -143,7 +139,7 @@ async def test_review_flow_end_to_end(prompt_world, browser_page, chromium_brows
     queue_url = f"{base}/projects/{prompt_world.legal}/reviews"
 
     # the author (a member without the approver tag) sees the queue, but prompt-api refuses the approval
-    await sign_in_and_connect(page, prompt_world, prompt_world.author, "author")
+    await sign_in(page, prompt_world, prompt_world.author)
     await page.goto(queue_url)
     proposals = page.locator("section.proposal")
     assert await proposals.count() == 3  # two prompt versions and a skill version
@@ -169,7 +165,7 @@ async def test_review_flow_end_to_end(prompt_world, browser_page, chromium_brows
     try:
         reviewer = await context.new_page()
         refused += watch_csp(reviewer)
-        await sign_in_and_connect(reviewer, prompt_world, prompt_world.reviewer, "reviewer")
+        await sign_in(reviewer, prompt_world, prompt_world.reviewer)
         await reviewer.goto(f"{base}/projects/{prompt_world.legal}")
         await reviewer.get_by_test_id("review-link").click()
         await reviewer.wait_for_url(queue_url)
@@ -247,10 +243,6 @@ async def test_keyboard_only_to_a_prompt_diff_and_a_rollback(prompt_world, brows
     await page.keyboard.type(prompt_world.password)
     await page.keyboard.press("Enter")
     await page.wait_for_url(f"{base}/projects")
-    await page.get_by_label("API key").focus()
-    await page.keyboard.type(prompt_world.keys["reviewer"])
-    await page.keyboard.press("Enter")
-    await page.wait_for_url(f"{base}/projects?done=connected")
 
     async def tab_to(text: str, limit: int = 40) -> None:
         for _ in range(limit):

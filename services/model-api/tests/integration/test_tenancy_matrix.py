@@ -136,8 +136,6 @@ async def world(
                     form = {"email": emails[role], "password": PASSWORD, "next": "/models"}
                     assert (await client.post("/login", data=form)).status_code == 303
                     tokens[role] = (await client.get("/api/platform/session")).json()["csrfToken"]
-                    form = {"csrf_token": tokens[role], "api_key": keys[role]}
-                    assert (await client.post("/projects/key", data=form)).status_code == 303
                 async with app.state.service.sessions() as s:
                     default = (await s.execute(_active_config())).scalar_one()
                 yield World(
@@ -391,8 +389,6 @@ RULES: list[Rule] = [
         form("/projects/{pa}/prompts/greet/rollback", version="1"),
         {**page(("approver_a",), 303), "member_a": 403},  # Manual review: publishing needs the tag
     ),
-    Rule("POST", "/projects/key", form("/projects/key", api_key="stk_not_a_key"), page(SIGNED, 422)),
-    Rule("POST", "/projects/key/forget", form("/projects/key/forget"), page(SIGNED, 303)),
 ]
 
 

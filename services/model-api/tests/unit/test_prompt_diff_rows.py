@@ -1,21 +1,6 @@
-"""The sealed prompt-api key cookie and the server-side diff (no network)."""
+"""The server-side diff (no network)."""
 
 from stockade.model_api.prompt_diff import diff_lines, prompt_text
-from stockade.model_api.prompt_key import open_sealed, seal
-
-KEY = "stk_abcdefgh_0123456789abcdefghijklmnopqrstuvwxyz"
-
-
-def test_a_sealed_key_opens_only_with_its_session_token():
-    cookie = seal("session-a", KEY)
-    assert KEY not in cookie and "abcdefgh" not in cookie
-    assert open_sealed("session-a", cookie) == KEY
-    assert open_sealed("session-b", cookie) is None
-    assert seal("session-a", KEY) != cookie  # a fresh nonce every time
-    flipped = cookie[:-2] + ("A" if cookie[-2] != "A" else "B") + cookie[-1]
-    assert open_sealed("session-a", flipped) is None
-    for junk in (None, "", "!!!", "AAAA", "x" * 5000):
-        assert open_sealed("session-a", junk) is None
 
 
 def test_diff_rows_keep_context_and_mark_gaps():

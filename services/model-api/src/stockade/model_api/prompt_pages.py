@@ -1,5 +1,6 @@
-"""What the prompt and skill pages share: the user's prompt-api client (their own key, sealed to the session),
-the refusal page, checked path values, the project's display facts and the notices after a redirect."""
+"""What the prompt and skill pages share: the user's prompt-api client (the console session's short-lived
+credential, ``stockade.identity.session_keys``), the refusal page, checked path values, the project's display
+facts and the notices after a redirect."""
 
 from __future__ import annotations
 
@@ -9,40 +10,42 @@ from typing import Annotated, Any
 
 import httpx
 from fastapi import Depends, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 
+from stockade.identity.session_keys import session_credential
 from stockade.model_api import project_directory
 from stockade.model_api.body import Form
 from stockade.model_api.deps import DbDep, PageUser, SettingsDep, get_own, read_checked_form
 from stockade.model_api.pages import render
 from stockade.model_api.prompt_api_client import PromptApiClient, PromptApiRefused
-from stockade.model_api.prompt_key import open_sealed
-from stockade.model_api.settings import ModelApiSettings
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-NO_KEY = "Connect your API key first: the prompt pages act on prompt-api with your own key."
 
 
 def _http(request: Request) -> httpx.AsyncClient:
     return get_own(request).prompt_api_http
 
 
-def user_key(request: Request, settings: ModelApiSettings) -> str | None:
-    token = getattr(request.state, "session_token", None)
-    return open_sealed(token, request.cookies.get(settings.prompt_api.key_cookie)) if token else None
+async def prompt_api(request: Request, user: PageUser, db: DbDep, settings: SettingsDep) -> PromptApiClient:
+    """prompt-api as the signed-in user: every call carries the session's short-lived credential, an API key of
+    this user that prompt-api checks like any other (spec 5.1), made or reused here, never pasted."""
+    key = await session_credential(
+        db,
+        console_session_id=user.session_id,
+        user_id=user.user.id,
+        session_token=request.state.session_token,
+        session_expires_at=user.expires_at,
+        deployment=settings.deployment,
+    )
+    return PromptApiClient(_http(request), key)
 
 
-async def prompt_api(request: Request, user: PageUser, settings: SettingsDep) -> PromptApiClient | None:
-    key = user_key(request, settings)
-    return PromptApiClient(_http(request), key) if key else None
-
-
-PromptApiDep = Annotated[PromptApiClient | None, Depends(prompt_api)]
+PromptApiDep = Annotated[PromptApiClient, Depends(prompt_api)]
 
 
 def refused(request: Request, user: PageUser, exc: Exception, **context: Any) -> Response:
     if isinstance(exc, PromptApiRefused):
-        hint = " Connect a key that is not revoked." if exc.status == 401 else ""
+        hint = " Sign in again." if exc.status == 401 else ""
         errors = [f"prompt-api refused ({exc.status}): {exc.message}.{hint}"]
         return render(request, "prompt_error.html", user, exc.status, errors=errors, **context)
     return render(request, "prompt_error.html", user, 503, errors=[str(exc)], **context)
@@ -52,12 +55,8 @@ def checked(*values: str) -> bool:
     return all(SAFE_ID.fullmatch(v) for v in values)
 
 
-def need_key() -> Response:
-    return RedirectResponse("/projects?need=key", status_code=303)
-
-
 class ShowInstead(Exception):
-    """Raised by a page's start when another response answers the request (connect a key first, a 404 page);
+    """Raised by a page's start when another response answers the request (a 404 page);
     the console's exception handler returns ``response``."""
 
     def __init__(self, response: Response) -> None:
@@ -77,15 +76,13 @@ async def open_project_page(
     request: Request,
     user: PageUser,
     db: DbDep,
-    api: PromptApiClient | None,
+    api: PromptApiClient,
     project_id: str,
     *names: str,
     missing: str,
 ) -> ProjectPage:
-    """The page's start; :class:`ShowInstead` answers instead when a key must be connected first, or with a 404
-    ``missing`` page for an id or name that cannot be one, and for a project the user is not a member of."""
-    if api is None:
-        raise ShowInstead(need_key())
+    """The page's start; :class:`ShowInstead` answers instead with a 404 ``missing`` page for an id or name that
+    cannot be one, and for a project the user is not a member of."""
     project = await project_of(request, db, user, project_id, missing)
     if not checked(project_id, *names):
         raise ShowInstead(refused(request, user, PromptApiRefused(404, missing), project=project))
@@ -104,14 +101,12 @@ async def open_project_form(
     user: PageUser,
     db: DbDep,
     settings: SettingsDep,
-    api: PromptApiClient | None,
+    api: PromptApiClient,
     project_id: str,
 ) -> ProjectForm:
     """The form read and its CSRF token checked (403 otherwise), then as :func:`open_project_page` without the
     path check (each action checks its own values)."""
     form = await read_checked_form(request, settings)
-    if api is None:
-        raise ShowInstead(need_key())
     return ProjectForm(api, await project_of(request, db, user, project_id, "no such project"), form)
 
 

@@ -97,16 +97,12 @@ class RunStoreSettings(BaseModel):
 
 
 class PromptApiLink(BaseModel):
-    """Where the console reaches prompt-api (server side, with the signed-in user's own API key)."""
+    """Where the console reaches prompt-api (server side, as the signed-in user: the session's credential)."""
 
     url: str = Field(
         default="http://127.0.0.1:8101", description="Base URL of prompt-api as the console's server sees it."
     )
     timeout_s: float = Field(default=10.0, gt=0, le=120, description="Timeout of one call to prompt-api.")
-    key_cookie: str = Field(
-        default="stockade_prompt_key",
-        description="Cookie holding the user's API key, sealed with a key derived from the session token.",
-    )
 
 
 class ModelApiSettings(ServiceSettings):

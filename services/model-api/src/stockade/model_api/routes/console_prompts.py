@@ -1,28 +1,24 @@
-"""Console pages for prompts and skills per project: your key, lists, histories, diffs and rollback (the review
-queue is ``console_reviews``).
+"""Console pages for prompts and skills per project: lists, histories, diffs and rollback (the review queue is
+``console_reviews``).
 
-Every read and write goes to prompt-api over its HTTP API with the signed-in user's own API key (sealed in a
-cookie, ``prompt_key``), so prompt-api alone applies its rules (scope, membership, approver tag); a refusal is
-shown with its status and prompt-api's message. Forms carry the session's CSRF token like every console form.
+Every read and write goes to prompt-api over its HTTP API as the signed-in user, with the console session's
+short-lived credential (an API key of the user, ``stockade.identity.session_keys``; nothing to paste), so
+prompt-api alone applies its rules (scope, membership, approver tag); a refusal is shown with its status and
+prompt-api's message. Forms carry the session's CSRF token like every console form.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from stockade.identity import authenticate
-from stockade.model_api import cookies, project_directory
-from stockade.model_api.deps import DbDep, PageUser, SettingsDep, read_checked_form
+from stockade.model_api import project_directory
+from stockade.model_api.deps import DbDep, PageUser, SettingsDep
 from stockade.model_api.pages import render
 from stockade.model_api.prompt_api_client import PromptApiRefused, PromptApiUnavailable
 from stockade.model_api.prompt_diff import diff_off_loop, prompt_text
-from stockade.model_api.prompt_key import MAX_KEY_CHARS, seal
 from stockade.model_api.prompt_pages import (
-    NO_KEY,
     PromptApiDep,
     checked,
     diff_versions,
@@ -30,65 +26,16 @@ from stockade.model_api.prompt_pages import (
     open_project_form,
     open_project_page,
     refused,
-    user_key,
 )
 
 router = APIRouter()
 
 
-# --- the key and the projects ---------------------------------------------------------------------------------
+# --- the projects ---------------------------------------------------------------------------------------------
 @router.get("/projects")
-async def projects_page(request: Request, user: PageUser, db: DbDep, settings: SettingsDep) -> Response:
-    key = user_key(request, settings)
-    context: dict[str, Any] = {
-        "projects": await project_directory.my_projects(db, user.user.id),
-        "key_display": f"{key[:8]}…{key[-4:]}" if key else None,
-        "notice": {"connected": "Key connected.", "forgotten": "Key forgotten."}.get(
-            request.query_params.get("done", "")
-        ),
-        "errors": [NO_KEY] if request.query_params.get("need") == "key" else [],
-    }
-    return render(request, "projects.html", user, active="prompts", **context)
-
-
-@router.post("/projects/key")
-async def connectuser_key(request: Request, user: PageUser, db: DbDep, settings: SettingsDep) -> Response:
-    form = await read_checked_form(request, settings)
-    key = form.get("api_key").strip()
-    problem = None
-    if not key or len(key) > MAX_KEY_CHARS or not key.isprintable():
-        problem = "Paste the whole key (it starts with stk_)."
-    else:
-        principal = await authenticate(db, key, settings.deployment)
-        await db.commit()
-        if principal is None:
-            problem = "This key is unknown or revoked."
-        elif principal.owner_id != user.user.id:
-            problem = "This key belongs to another user: connect one of your own keys."
-    if problem is not None:
-        projects = await project_directory.my_projects(db, user.user.id)
-        return render(
-            request, "projects.html", user, 422, active="prompts", projects=projects, errors=[problem]
-        )
-    response = RedirectResponse("/projects?done=connected", status_code=303)
-    cookies.set_cookie(
-        response,
-        request,
-        settings,
-        settings.prompt_api.key_cookie,
-        seal(request.state.session_token, key),
-        max_age=int(settings.session.ttl_hours * 3600),
-        samesite="strict",
-    )
-    return response
-
-
-@router.post("/projects/key/forget")
-async def forgetuser_key(request: Request, user: PageUser, settings: SettingsDep) -> Response:
-    await read_checked_form(request, settings)
-    response = RedirectResponse("/projects?done=forgotten", status_code=303)
-    cookies.delete_cookie(response, request, settings, settings.prompt_api.key_cookie, samesite="strict")
-    return response
+async def projects_page(request: Request, user: PageUser, db: DbDep) -> Response:
+    projects = await project_directory.my_projects(db, user.user.id)
+    return render(request, "projects.html", user, active="prompts", projects=projects)
 
 
 # --- one project's prompts and skills ---------------------------------------------------------------------------
