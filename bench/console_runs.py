@@ -11,9 +11,10 @@
    finding_types).
 2. Baseline, measured in the same run: ``SELECT count()`` over the last seven days (one scan of the column the
    pages filter on), so the page times can be read as a ratio of it.
-3. Serves model-api in this process (chdb allows one process per path), signs in, and times each page over
-   HTTP (ASGI, full request: session lookup, active configuration, queries, template): the median and the
-   slowest of ``--repeat`` fetches after one warm-up.
+3. Serves model-api and guardrail-ingest's run-store responder in this process (chdb allows one process per
+   path), signs in a member of the 20 projects, and times each page over HTTP (ASGI, full request: session
+   lookup, the typed NATS command, guardrail-ingest's queries, template): the median and the slowest of
+   ``--repeat`` fetches after one warm-up.
 4. ``--plans`` prints ``EXPLAIN indexes = 1`` of every query the pages sent.
 """
 
@@ -33,11 +34,15 @@ from typing import Any
 import clickhouse_connect
 import httpx
 
+from stockade import identity
+from stockade.guardrail_ingest.run_reads import RunReads
 from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
+from stockade.guardrail_ingest.sinks.router import FixedStore
 from stockade.identity import create_user
+from stockade.identity.tables import Project
 from stockade.model_api.main import create_app
-from stockade.model_api.run_store_clickhouse import ClickHouseRunReader
-from stockade.model_api.settings import ModelApiSettings, RunStoreSettings, SessionSettings
+from stockade.model_api.settings import ModelApiSettings, SessionSettings
+from stockade.runtime.bus import connect_broker, make_broker, stop_broker
 from stockade.runtime.settings import DatabaseSettings, HttpSettings, NatsSettings
 from stockade.testing.ports import free_port, port_open, wait_until
 
@@ -157,20 +162,31 @@ async def main() -> None:
             nats=NatsSettings(url=f"nats://127.0.0.1:{nats_port}"),
             http=HttpSettings(port=0),
             session=SessionSettings(secure="never"),
-            runs=RunStoreSettings(clickhouse_url=dsn, table=TABLE),
         )
         sent: list[tuple[str, dict[str, Any]]] = []
-        original = ClickHouseRunReader._rows
+        sink = ClickHouseSink(dsn, TABLE)
+        original = sink.read_rows
 
-        def recording(self: ClickHouseRunReader, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        def recording(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
             sent.append((sql, params))
-            return original(self, sql, params)
+            return original(sql, params)
 
-        ClickHouseRunReader._rows = recording  # type: ignore[method-assign]
+        sink.read_rows = recording  # type: ignore[method-assign]
+        ingest_nats = NatsSettings(url=settings.nats.url, startup_wait_s=5)
+        broker = make_broker(ingest_nats, name="guardrail-ingest")
+        nc = await connect_broker(broker, ingest_nats)
+        RunReads(FixedStore(sink), lambda: "clickhouse").declare(broker, lambda: nc.max_payload)
+        await broker.start()
         app = create_app(settings)
         async with app.router.lifespan_context(app):
             async with app.state.service.sessions() as s:
-                await create_user(s, "bench@example.org", PASSWORD)
+                user = await create_user(s, "bench@example.org", PASSWORD)
+                org = await identity.create_organisation(s, "bench")
+                for n in range(20):
+                    s.add(Project(id=f"project-{n}", organisation_id=org.id, name=f"project-{n}"))
+                await s.commit()
+                for n in range(20):
+                    await identity.add_project_member(s, f"project-{n}", user.id)
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=120) as http:
                 signed = await http.post("/login", data={"email": "bench@example.org", "password": PASSWORD})
@@ -231,6 +247,7 @@ async def main() -> None:
                             )
                         ):
                             print("   ", line)
+        await stop_broker(broker, 5)
     finally:
         nats_proc.terminate()
         nats_proc.wait(timeout=10)

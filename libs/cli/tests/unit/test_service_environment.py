@@ -28,10 +28,10 @@ def test_an_explicit_setting_wins(tmp_path, monkeypatch):
     )
 
 
-def test_the_console_reads_the_embedded_run_store_through_ingest_unless_told_otherwise(tmp_path, monkeypatch):
+def test_the_console_gets_no_run_store_connection_of_its_own(tmp_path, monkeypatch):
+    """guardrail-ingest writes the embedded store and answers the console's reads of it; model-api is told no
+    store URL (it reads through guardrail.cmd.read_runs.v2 only)."""
     for var in (
-        "MODEL_API_RUNS__CLICKHOUSE_URL",
-        "MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST",
         "GUARDRAIL_INGEST_SINK__CLICKHOUSE_URL",
         "GUARDRAIL_INGEST_SINK__URL",
         "GUARDRAIL_INGEST_SINK__KIND",
@@ -39,19 +39,7 @@ def test_the_console_reads_the_embedded_run_store_through_ingest_unless_told_oth
         monkeypatch.delenv(var, raising=False)
     cfg = StackConfig(state_dir=tmp_path)
     assert http_service_env(cfg, "guardrail-ingest")["GUARDRAIL_INGEST_SINK__URL"].startswith("chdb:///")
-    env = http_service_env(cfg, "model-api")
-    assert env["MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST"] == "true"
-    monkeypatch.setenv("MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST", "true")
-    assert ModelApiSettings().runs.clickhouse_through_ingest
-    monkeypatch.delenv("MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST")
-    assert not ModelApiSettings().runs.clickhouse_through_ingest  # the default outside stockade up
-
-    # both pointed at a ClickHouse server: the console reads it directly
-    monkeypatch.setenv("GUARDRAIL_INGEST_SINK__CLICKHOUSE_URL", "http://clickhouse:8123/default")
-    assert "MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST" not in http_service_env(cfg, "model-api")
-    monkeypatch.delenv("GUARDRAIL_INGEST_SINK__CLICKHOUSE_URL")
-    monkeypatch.setenv("MODEL_API_RUNS__CLICKHOUSE_URL", "http://clickhouse:8123/default")
-    assert "MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST" not in http_service_env(cfg, "model-api")
+    assert not [k for k in http_service_env(cfg, "model-api") if k.startswith("MODEL_API_RUNS__")]
 
 
 def test_the_demo_broker_runs_layer_d_unless_told_otherwise(tmp_path, monkeypatch):

@@ -159,31 +159,26 @@ async def test_service_works_with_its_least_privilege_nats_user(
     assert status and status["last_error"] is None and status["store_errors"] == 0
 
 
-async def test_the_console_reads_an_embedded_store_through_ingest_in_parts_under_deploy_nats(
+async def test_the_console_reads_the_run_store_through_ingest_under_deploy_nats(
     nats_server_factory: Any,
     clickhouse_dsn: str,
     unique_name: Callable[[str], str],
     kit: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """guardrail.cmd.read_runs.v1 under deploy/nats: model-api may ask, guardrail-ingest may answer, and each part
-    of a result larger than one reply is its own request (``allow_responses: true`` allows one reply each)."""
-    import uuid
-
-    from stockade.contracts import RunStoreRead, RunStoreRows
+    """guardrail.cmd.read_runs.v2 under deploy/nats: model-api may ask, guardrail-ingest may answer, and a run
+    longer than one reply comes in several requests (``allow_responses: true`` allows one reply each)."""
+    from stockade.contracts.run_store import GetRun, RunDetailReply, RunScope
     from stockade.guardrail_ingest.records import to_records
     from stockade.guardrail_ingest.run_reads import RunReads
     from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
+    from stockade.guardrail_ingest.sinks.router import FixedStore
     from stockade.guardrails.storage.wire import GuardrailBatch
 
     server, password = deploy_nats(nats_server_factory, monkeypatch)
     sink = ClickHouseSink(clickhouse_dsn, unique_name("reads"))
     await sink.ensure_schema()
     await sink.write(to_records(GuardrailBatch.model_validate(kit.batch_body(30, run_id="parts"))))
-
-    async def ready() -> ClickHouseSink:
-        return sink
-
     ingest_settings = NatsSettings(
         url=server.url, user="guardrail-ingest", password=SecretStr(password), startup_wait_s=5
     )
@@ -191,21 +186,21 @@ async def test_the_console_reads_an_embedded_store_through_ingest_in_parts_under
     nc = await connect_broker(ingest, ingest_settings)
     model_api = await nats.connect(server.url, user="model-api", password=password)
     try:
-        RunReads(ready, part_bytes=1500).declare(ingest, lambda: nc.max_payload)
+        reads = RunReads(FixedStore(sink), lambda: "clickhouse", reply_bytes=4096 + 1500)
+        reads.declare(ingest, lambda: nc.max_payload)
         await ingest.start()
         await sync_with_server(nc)
-        read_id, sql = uuid.uuid4().hex, f"SELECT event_id FROM {sink.table} ORDER BY event_id"  # noqa: S608
+        scope = RunScope(projects=frozenset({"proj-1"}))
         ids: list[str] = []
-        part, parts = 0, 1
-        while part < parts:
-            request = RunStoreRead(read_id=read_id, sql=sql if part == 0 else "", part=part)
-            reply = await model_api.request(
-                subjects.GUARDRAIL_CMD_READ_RUNS, request.model_dump_json().encode(), timeout=5
-            )
-            rows = RunStoreRows.model_validate_json(reply.data)
-            ids += [r[0] for r in rows.rows]
-            part, parts = part + 1, rows.parts
-        assert parts > 1 and len(ids) == 30 and ids == sorted(ids)
+        offset: int | None = 0
+        replies = 0
+        while offset is not None:
+            request = GetRun(scope=scope, run_id="parts", offset=offset)
+            reply = await model_api.request(subjects.GUARDRAIL_CMD_READ_RUNS, request.to_bytes(), timeout=5)
+            detail = RunDetailReply.model_validate_json(reply.data)
+            ids += [e.event_id for e in detail.run.events]
+            offset, replies = detail.next_offset, replies + 1
+        assert replies > 1 and len(ids) == len(set(ids)) == 30
     finally:
         await model_api.drain()
         await stop_broker(ingest, 5)

@@ -24,6 +24,7 @@ from stockade.guardrail_ingest.run_reads import RunReads
 from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
 from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
 from stockade.guardrail_ingest.sinks.mongodb import MongoSink
+from stockade.guardrail_ingest.sinks.router import FixedStore
 from stockade.guardrails.storage.wire import GuardrailBatch
 from stockade.model_api.main import create_app
 from stockade.model_api.settings import RunStoreSettings
@@ -185,13 +186,30 @@ async def stored_runs(clickhouse_dsn, clickhouse_client, unique_name) -> str:
     return table
 
 
-def _settings(settings_for, postgres_database, nats_url, clickhouse_dsn, table, port=0):
-    return settings_for(
-        postgres_database,
-        nats_url,
-        port,
-        runs=RunStoreSettings(clickhouse_url=clickhouse_dsn, table=table, page_size=25),
+def _settings(settings_for, postgres_database, nats_url, port=0):
+    return settings_for(postgres_database, nats_url, port, runs=RunStoreSettings(page_size=25))
+
+
+@asynccontextmanager
+async def ingest_reads(sink: Any, nats_url: str, reply_bytes: int | None = None) -> AsyncIterator[None]:
+    """guardrail-ingest's answers to guardrail.cmd.read_runs.v2 from ``sink``'s store (its own responder and
+    readers, on a broker as the service declares it). ``reply_bytes``: smaller replies than a NATS message, so
+    that long runs and exports come in several."""
+    from stockade.runtime.bus import connect_broker, make_broker, stop_broker
+    from stockade.runtime.settings import NatsSettings
+
+    settings = NatsSettings(url=nats_url, startup_wait_s=5)
+    broker = make_broker(settings, name="guardrail-ingest")
+    nc = await connect_broker(broker, settings)
+    RunReads(FixedStore(sink), lambda: sink.kind, reply_bytes=reply_bytes).declare(
+        broker, lambda: nc.max_payload
     )
+    await broker.start()
+    await sync_with_server(nc)
+    try:
+        yield
+    finally:
+        await stop_broker(broker, settings.drain_timeout_s)
 
 
 @dataclass
@@ -201,104 +219,47 @@ class RunsConsole:
     table: str
 
 
-async def store_mongo(url: str, collection: str, batches: list[dict]) -> None:
-    sink = MongoSink(url, collection)
-    try:
-        await sink.ensure_schema()
-        for body in batches:
-            await sink.write(to_records(GuardrailBatch.model_validate(body)))
-    finally:
-        await sink.aclose()
-
-
-async def store_dynamo(endpoint: str, table: str, batches: list[dict]) -> None:
-    sink = DynamoSink(endpoint, table, region="us-east-1")
-    try:
-        await sink.ensure_schema()
-        for body in batches:
-            await sink.write(to_records(GuardrailBatch.model_validate(body)))
-    finally:
-        await sink.aclose()
-
-
 @pytest.fixture(
     params=[
-        pytest.param("clickhouse", marks=pytest.mark.clickhouse),
-        pytest.param("clickhouse-via-ingest", marks=[pytest.mark.clickhouse, pytest.mark.nats]),
-        pytest.param("mongodb", marks=pytest.mark.mongo),
-        pytest.param("dynamodb", marks=pytest.mark.dynamodb),
+        pytest.param("clickhouse", marks=[pytest.mark.clickhouse, pytest.mark.nats]),
+        pytest.param("mongodb", marks=[pytest.mark.mongo, pytest.mark.nats]),
+        pytest.param("dynamodb", marks=[pytest.mark.dynamodb, pytest.mark.nats]),
     ]
 )
 async def runs_client(
     request, settings_for, login, postgres_database, nats_url, unique_name
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """A signed-in client of a console whose active store (ClickHouse, then MongoDB) holds
-    :func:`sample_batches`, stored by guardrail-ingest's sink for that store. ``clickhouse-via-ingest``: the
-    console reads ClickHouse through guardrail-ingest's answers on NATS (as under ``stockade up``), in parts of
-    4 KiB so that every page's result comes in several."""
+    """A signed-in client of a console whose run store (ClickHouse, MongoDB or DynamoDB) holds
+    :func:`sample_batches`, stored by guardrail-ingest's sink for that store and read through guardrail-ingest's
+    typed commands over NATS (as in every deployment), in replies of at most 16 KiB so that long answers come
+    in several."""
     name = unique_name("guardrail_events")
-    if request.param == "clickhouse-via-ingest":
-        async with _ingest_answers(request.getfixturevalue("clickhouse_dsn"), name, nats_url):
-            runs = RunStoreSettings(clickhouse_through_ingest=True, table=name, page_size=25)
-            async for client in _signed_in(
-                request, settings_for(postgres_database, nats_url, 0, runs=runs), login, unique_name
-            ):
-                yield client
-        return
-    async for client in _store_and_sign_in(
-        request, settings_for, login, postgres_database, nats_url, name, unique_name
-    ):
-        yield client
-
-
-@asynccontextmanager
-async def _ingest_answers(dsn: str, table: str, nats_url: str) -> AsyncIterator[None]:
-    """guardrail-ingest's answers to guardrail.cmd.read_runs.v1 on ``table`` (its own sink, and its responder on
-    a broker as the service declares it)."""
-    from stockade.runtime.bus import connect_broker, make_broker, stop_broker
-    from stockade.runtime.settings import NatsSettings
-
-    await store_batches(dsn, table, sample_batches())
-    sink = ClickHouseSink(dsn, table)
-
-    async def ready() -> ClickHouseSink:
-        return sink
-
-    settings = NatsSettings(url=nats_url, startup_wait_s=5)
-    broker = make_broker(settings, name="guardrail-ingest")
-    nc = await connect_broker(broker, settings)
-    RunReads(ready, part_bytes=4096).declare(broker, lambda: nc.max_payload)
-    await broker.start()
-    await sync_with_server(nc)
+    sink = await _stored_sink(request, name)
     try:
-        yield
+        async with ingest_reads(sink, nats_url, reply_bytes=16384):
+            runs = RunStoreSettings(page_size=25, export_page=7)  # exports come in many pages
+            settings = settings_for(postgres_database, nats_url, 0, runs=runs)
+            async for client in _signed_in(request, settings, login, unique_name):
+                yield client
     finally:
-        await stop_broker(broker, settings.drain_timeout_s)
         await sink.aclose()
 
 
-async def _store_and_sign_in(
-    request, settings_for, login, postgres_database, nats_url, name, unique_name
-) -> AsyncIterator[httpx.AsyncClient]:
+async def _stored_sink(request, name: str) -> Any:
+    """The sink of the fixture's store kind, holding :func:`sample_batches` in table ``name``."""
     if request.param == "clickhouse":
-        dsn = request.getfixturevalue("clickhouse_dsn")
-        await store_batches(dsn, name, sample_batches())
-        runs = RunStoreSettings(clickhouse_url=dsn, table=name, page_size=25)
+        sink: Any = ClickHouseSink(request.getfixturevalue("clickhouse_dsn"), name)
     elif request.param == "mongodb":
-        url = request.getfixturevalue("mongodb_url")
-        await store_mongo(url, name, sample_batches())
-        runs = RunStoreSettings(mongodb_url=url, table=name, page_size=25)
+        sink = MongoSink(request.getfixturevalue("mongodb_url"), name)
     else:
         monkeypatch = request.getfixturevalue("monkeypatch")
         for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             monkeypatch.setenv(var, "testing")
-        endpoint = request.getfixturevalue("dynamodb_endpoint")
-        await store_dynamo(endpoint, name, sample_batches())
-        runs = RunStoreSettings(dynamodb_url=endpoint, dynamodb_region="us-east-1", table=name, page_size=25)
-    async for client in _signed_in(
-        request, settings_for(postgres_database, nats_url, 0, runs=runs), login, unique_name
-    ):
-        yield client
+        sink = DynamoSink(request.getfixturevalue("dynamodb_endpoint"), name, region="us-east-1")
+    await sink.ensure_schema()
+    for body in sample_batches():
+        await sink.write(to_records(GuardrailBatch.model_validate(body)))
+    return sink
 
 
 SAMPLE_PROJECTS = ("shop", "bank", "bulk")
@@ -334,7 +295,7 @@ async def _signed_in(request, settings, login, unique_name) -> AsyncIterator[htt
             assert (await login(client, email)).status_code == 303
             token = (await client.get("/api/platform/session")).json()["csrfToken"]
             client.headers["X-CSRF-Token"] = token
-            if not request.param.startswith("clickhouse"):
+            if request.param != "clickhouse":  # the page header names the active configuration's store
                 form = {"csrf_token": token, "name": "events", "db_type": request.param, "activate": "1"}
                 assert (await client.post("/db-configs", data=form)).status_code == 303
             yield client
@@ -355,9 +316,10 @@ async def served_runs(
     """The console on a real socket (uvicorn) reading :func:`stored_runs`, for the browser tests."""
     from stockade.identity import create_user
 
-    settings = _settings(
-        settings_for, postgres_database, nats_url, clickhouse_dsn, stored_runs, unused_tcp_port
-    )
+    settings = _settings(settings_for, postgres_database, nats_url, unused_tcp_port)
+    sink = ClickHouseSink(clickhouse_dsn, stored_runs)
+    reads = ingest_reads(sink, nats_url)
+    await reads.__aenter__()
     app = create_app(settings)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=unused_tcp_port, log_config=None))
     task = asyncio.create_task(server.serve())
@@ -376,6 +338,8 @@ async def served_runs(
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, timeout=30)
+        await reads.__aexit__(None, None, None)
+        await sink.aclose()
 
 
 # --- prompts and skills: prompt-api and the console, both on real sockets, one PostgreSQL database ------------

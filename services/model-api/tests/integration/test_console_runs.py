@@ -1,10 +1,13 @@
-"""Run pages over HTTP, reading events that guardrail-ingest's sinks stored in a real ClickHouse (chdb) and a real
-MongoDB wire server (each test runs once per store)."""
+"""Run pages over HTTP, reading events that guardrail-ingest's sinks stored in a real ClickHouse (chdb), a real
+MongoDB wire server and a DynamoDB server, through guardrail-ingest's typed commands on a real NATS server (each
+test runs once per store)."""
 
 import csv
 import io
 import re
 from datetime import UTC, datetime, timedelta
+
+import httpx
 
 from stockade.model_api.run_filters import Cursor
 
@@ -66,7 +69,10 @@ async def test_bad_filters_are_422_with_the_problem_next_to_the_form(runs_client
         ({"project": "a\x01b"}, "project: at most 128 characters"),
         ({"agent": "x" * 500}, "agent: at most 128 characters"),
         ({"cursor": "not-a-cursor"}, "cursor: not a page link"),
-        ({"cursor": Cursor(datetime.now(UTC), "p", "r").encode()[:-3] + "!!"}, "cursor:"),
+        (
+            {"cursor": Cursor(last_at=datetime.now(UTC), project_id="p", run_id="r").encode()[:-3] + "!!"},
+            "cursor:",
+        ),
         ({"from": "2000-01-01", "to": "2026-01-01"}, "at most 366 days"),
         ({"to": "0001-01-02"}, "to: must lie between 1971 and 2200"),
         ({"from": "9999-12-24", "to": "9999-12-31"}, "from: must lie between"),
@@ -156,20 +162,41 @@ async def test_overview_charts_and_numbers(runs_client):
     assert "No check blocked or masked in this range." in narrowed.text
 
 
-async def test_a_store_the_console_is_not_told_about_is_a_clear_503(runs_client):
-    token = (await runs_client.get("/api/platform/session")).json()["csrfToken"]
-    told = []  # the console knows one of the three stores: the others' pages say what to set
-    for kind in ("mongodb", "dynamodb", "clickhouse"):
-        form = {"csrf_token": token, "name": f"other-{kind}", "db_type": kind, "activate": "1"}
-        assert (await runs_client.post("/db-configs", data=form)).status_code == 303
-        for path in ("/runs", "/runs/overview", "/run/run-masked", "/runs/export.csv"):
-            page = await runs_client.get(path)
-            if page.status_code == 503:
-                assert f"MODEL_API_RUNS__{kind.upper()}_URL" in page.text, path
-                told.append(kind)
-            else:
-                assert page.status_code == 200, path
-    assert len(told) == 8 and len(set(told)) == 2
+async def test_an_export_of_more_events_than_a_page_streams_all_of_them_scoped(runs_client):
+    """The console reads the export in pages of 7 events (runs_client's settings), in replies of at most 16 KiB:
+    all the user's events come, in order, and none of a project the user is not a member of."""
+    as_json = (await runs_client.get("/runs/export.json")).json()
+    events = as_json["events"]
+    assert as_json["complete"] is True
+    assert (
+        len(events) == len({e["event_id"] for e in events}) == 7 + 1 + 57
+    )  # shop, bank and bulk; not run-old
+    assert [e["occurred_at"] for e in events] == sorted((e["occurred_at"] for e in events), reverse=True)
+    rows = list(csv.DictReader(io.StringIO((await runs_client.get("/runs/export.csv")).text)))
+    assert [r["event_id"] for r in rows] == [e["event_id"] for e in events]
+    foreign = (await runs_client.get("/runs/export.json", params={"project": "elsewhere"})).json()
+    assert foreign["events"] == []
+
+
+async def test_without_guardrail_ingest_the_run_pages_are_a_clear_503(
+    settings_for, login, postgres_database, nats_url, unique_name
+):
+    from stockade.identity import create_user
+    from stockade.model_api.main import create_app
+    from stockade.model_api.settings import RunStoreSettings
+
+    app = create_app(settings_for(postgres_database, nats_url, 0, runs=RunStoreSettings(timeout_s=2)))
+    async with app.router.lifespan_context(app):
+        email = f"{unique_name('user')}@example.org"
+        async with app.state.service.sessions() as s:
+            await create_user(s, email, "correct horse battery staple")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            assert (await login(client, email)).status_code == 303
+            for path in ("/runs", "/runs/overview", "/run/run-masked", "/runs/export.csv"):
+                page = await client.get(path)
+                assert page.status_code == 503, path
+                assert "guardrail-ingest" in page.text, path
 
 
 async def test_run_pages_need_a_session(runs_client):

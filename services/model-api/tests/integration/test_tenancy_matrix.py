@@ -29,7 +29,7 @@ from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
 from stockade.model_api.main import create_app
 from stockade.model_api.settings import PromptApiLink, RunStoreSettings
 
-from .conftest import SKILL_MD, serve, store_batches
+from .conftest import SKILL_MD, ingest_reads, serve, store_batches
 
 pytestmark = [pytest.mark.postgres, pytest.mark.nats, pytest.mark.clickhouse]
 
@@ -96,7 +96,7 @@ async def world(
             nats_url,
             0,
             prompt_api=PromptApiLink(url=prompt_url),
-            runs=RunStoreSettings(clickhouse_url=clickhouse_dsn, table=table, page_size=25),
+            runs=RunStoreSettings(page_size=25),
         )
         app = create_app(settings)
         async with app.router.lifespan_context(app):
@@ -123,7 +123,8 @@ async def world(
             sink = ClickHouseSink(clickhouse_dsn, table)  # an audit record filed under no project
             unowned = ApiKeyRevoked(key_id="k0000000000", owner_id="u-nobody", project_id=None)
             await sink.write([to_record(subjects.APIKEY_REVOKED, unowned.model_dump_json().encode(), None)])
-            await sink.aclose()
+            reads = ingest_reads(sink, nats_url)  # guardrail-ingest answers the console's reads of the store
+            await reads.__aenter__()
             clients: dict[str, httpx.AsyncClient] = {}
             tokens: dict[str, str] = {}
             transport = httpx.ASGITransport(app=app)
@@ -154,6 +155,8 @@ async def world(
             finally:
                 for client in clients.values():
                     await client.aclose()
+                await reads.__aexit__(None, None, None)
+                await sink.aclose()
 
 
 def _active_config() -> Any:

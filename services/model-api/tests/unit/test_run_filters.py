@@ -1,5 +1,6 @@
 """Run page filters, cursors, CSV cells and the SVG charts: plain functions, no store."""
 
+import base64
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qsl
 
@@ -37,9 +38,10 @@ def test_filters_round_trip_through_their_query_string():
 
 
 def test_cursor_round_trip_and_forgeries():
-    c = Cursor(datetime(2026, 11, 24, 1, 2, 3, 456789, tzinfo=UTC), "shop", "run/1")
+    c = Cursor(last_at=datetime(2026, 11, 24, 1, 2, 3, 456789, tzinfo=UTC), project_id="shop", run_id="run/1")
     assert decode_cursor(c.encode()) == c and decode_cursor("") is None
-    for bad in ("!!", "e30", "WzEsMiwzXQ", Cursor(datetime(2026, 1, 1), "p", "r").encode()):
+    naive = base64.urlsafe_b64encode(b'["2026-01-01T00:00:00","p","r"]').decode().rstrip("=")
+    for bad in ("!!", "e30", "WzEsMiwzXQ", naive):
         with pytest.raises(FilterError):
             decode_cursor(bad)
 

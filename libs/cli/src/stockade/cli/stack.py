@@ -214,26 +214,13 @@ def http_service_env(cfg: StackConfig, name: str) -> dict[str, str]:
     if name == "model-api":  # plain http: a Secure session cookie would never come back
         env.setdefault("MODEL_API_SESSION__SECURE", "never")
         env.setdefault("MODEL_API_PROMPT_API__URL", f"http://{cfg.host}:{cfg.prompt_port}")
-        # The run store is chdb, which guardrail-ingest's process holds: the console reads it through ingest
-        # (unless the environment points both at a ClickHouse server).
-        if not env.get("MODEL_API_RUNS__CLICKHOUSE_URL") and _ingest_clickhouse(env).startswith("chdb:"):
-            env.setdefault("MODEL_API_RUNS__CLICKHOUSE_THROUGH_INGEST", "true")
+        # The console reads the run store (chdb here) only through guardrail-ingest, which owns it: nothing to set.
     if name == "guardrail-ingest":
         env.setdefault("GUARDRAIL_INGEST_SINK__KIND", "clickhouse")
         env.setdefault("GUARDRAIL_INGEST_SINK__URL", f"chdb:///{(cfg.state_dir / 'clickhouse').resolve()}")
         if cfg.audit_project_id:
             env.setdefault("GUARDRAIL_INGEST_AUDIT__PROJECT_ID", cfg.audit_project_id)
     return env
-
-
-def _ingest_clickhouse(env: dict[str, str]) -> str:
-    """The ClickHouse URL guardrail-ingest writes under ``stockade up`` (chdb unless the environment says else)."""
-    own = env.get("GUARDRAIL_INGEST_SINK__CLICKHOUSE_URL")
-    if own:
-        return own
-    if env.get("GUARDRAIL_INGEST_SINK__KIND", "clickhouse") == "clickhouse":
-        return env.get("GUARDRAIL_INGEST_SINK__URL") or "chdb:"
-    return "chdb:"
 
 
 async def wait_healthy(cfg: StackConfig, children: dict[str, Child]) -> dict[str, float]:

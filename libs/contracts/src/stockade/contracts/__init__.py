@@ -15,7 +15,7 @@ from stockade.contracts.envelope import (
     SkillPublished,
     TrustRejected,
 )
-from stockade.contracts.run_reads import RunStoreRead, RunStoreRows
+from stockade.contracts.run_store import RunScope, RunStoreReply, RunStoreRequest
 
 __all__ = [
     "ActiveDbConfig",
@@ -28,8 +28,9 @@ __all__ = [
     "IngestKeyVerdict",
     "ModelChanged",
     "PromptPublished",
-    "RunStoreRead",
-    "RunStoreRows",
+    "RunScope",
+    "RunStoreReply",
+    "RunStoreRequest",
     "SkillPublished",
     "TrustRejected",
     "subjects",

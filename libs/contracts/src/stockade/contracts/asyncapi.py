@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from stockade.contracts import agent_wire, envelope, headers, run_reads, subjects
+from stockade.contracts import agent_wire, envelope, headers, run_store, subjects
 from stockade.contracts.replies import ErrorReply, HealthReply, ModelGetQuery, ModelGetReply, SubmitReply
 from stockade.contracts.streams import STREAM_SPECS
 
@@ -72,7 +72,7 @@ _REQUESTS: Final[dict[str, tuple[type[BaseModel] | dict[str, Any], type[BaseMode
     subjects.DBCONFIG_CMD_ACTIVE: ({**_OBJECT, "description": "Ignored: send {}."}, envelope.ActiveDbConfig),
     subjects.APIKEY_CMD_VERIFY_INGEST: (envelope.IngestKeyQuery, envelope.IngestKeyVerdict),
     subjects.TRUST_CMD_RELOAD: ({**_OBJECT, "description": "Ignored."}, HealthReply),
-    subjects.GUARDRAIL_CMD_READ_RUNS: (run_reads.RunStoreRead, run_reads.RunStoreRows),
+    subjects.GUARDRAIL_CMD_READ_RUNS: (run_store.RunStoreRequest, run_store.RunStoreReply),
     **{
         subject: ({**_OBJECT, "description": "Ignored."}, HealthReply)
         for subject in subjects.HEALTH_BY_SERVICE.values()

@@ -56,9 +56,9 @@ MODEL_HEALTH: Final = "model.cmd.health.v1"
 GUARDRAIL_HEALTH: Final = "guardrail.cmd.health.v1"
 TRUST_HEALTH: Final = "trust.cmd.health.v1"
 TRUST_CMD_RELOAD: Final = "trust.cmd.reload.v1"
-GUARDRAIL_CMD_READ_RUNS: Final = "guardrail.cmd.read_runs.v1"
-"""model-api's console asks guardrail-ingest to read its embedded run store (chdb, which only the process holding
-it can open): a read-only ClickHouse query, answered in parts (:mod:`stockade.contracts.run_reads`)."""
+GUARDRAIL_CMD_READ_RUNS: Final = "guardrail.cmd.read_runs.v2"
+"""model-api's console reads the run store, which guardrail-ingest owns: one typed command with the caller's project
+scope (:mod:`stockade.contracts.run_store`), never a query text (v1 carried SQL and is gone)."""
 
 COMMANDS: Final[tuple[str, ...]] = (
     MODEL_CMD_GET,
@@ -135,6 +135,13 @@ def agent_reply_prefix(agent_id: str) -> str:
     """Inbox prefix of an agent's own requests (nats-py ``inbox_prefix``): replies land on ``<prefix>.>``,
     the one reply subject space deploy/nats lets that agent read."""
     return f"_INBOX_{_check_agent_id(agent_id)}"
+
+
+def user_reply_prefix(user: str) -> str:
+    """Inbox prefix of a NATS user's own requests, a service's (``_INBOX_model-api``) as an agent's: deploy/nats
+    and ``stockade up`` let each user subscribe to ``<prefix>.>`` only, so no service reads another's replies
+    (finding N13)."""
+    return agent_reply_prefix(user)
 
 
 def receiver_of_submit(subject: str) -> str:

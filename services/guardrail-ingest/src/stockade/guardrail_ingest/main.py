@@ -8,8 +8,8 @@ The bus handlers (key revocations, activations, the console's read queries) are 
 on the service's broker here and started by the lifespan when the hook returns; the JetStream pull consumers (sink
 workers, audit) use the broker's nats-py connection (README, "The bus").
 On shutdown: the follower's resync stops, workers finish the batch in hand, then the subscribers stop and NATS
-drains. With ClickHouse through chdb, it also answers the console's read queries (``guardrail.cmd.read_runs.v1``):
-chdb opens its directory in this process only.
+drains. A replica with sink workers also answers the console's typed reads of the run store
+(``guardrail.cmd.read_runs.v2``): this service owns the store, and model-api reads it only through here.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from stockade.guardrail_ingest.audit import AUDITED, AuditConsumer
 from stockade.guardrail_ingest.ingest import Ingest
 from stockade.guardrail_ingest.jetstream import ensure_stream
 from stockade.guardrail_ingest.metrics import JetStreamSampler
-from stockade.guardrail_ingest.run_reads import RunReads, serves_reads
+from stockade.guardrail_ingest.run_reads import RunReads
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
 from stockade.guardrail_ingest.sinks import SinkError
 from stockade.guardrail_ingest.sinks.router import StoreRouter, Stores
@@ -86,8 +86,9 @@ def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
             sampler = JetStreamSampler(js, settings.jetstream)  # consumer lag and stream sizes for /metrics
             own.sampler = sampler
             own.sampler_task = asyncio.create_task(sampler.run(), name="jetstream-sampler")
-            if serves_reads(settings.sink.resolved_url("clickhouse")):  # chdb: the console reads through here
-                RunReads(lambda: sink.sink_for("clickhouse")).declare(broker, lambda: nc.max_payload)
+            if settings.reads.serve:  # the console reads the run store only through here (typed commands)
+                reads = RunReads(sink, lambda: active.db_type, max_scan=settings.reads.max_scan)
+                reads.declare(broker, lambda: nc.max_payload)
             if settings.audit.enabled:  # trust rejections and key revocations beside the run events
                 audits = [
                     AuditConsumer(js, sink, lambda: active.db_type, settings.audit, subject)

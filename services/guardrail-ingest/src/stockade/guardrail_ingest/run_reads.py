@@ -1,139 +1,196 @@
-"""Answers ``guardrail.cmd.read_runs.v1``: the console's read queries on the embedded run store.
+"""Answers ``guardrail.cmd.read_runs.v2``: the console's typed reads of the run store.
 
-chdb opens its directory in one process only; under ``stockade up`` that is this service, so model-api's console
-sends its ClickHouse queries here (README, "Reads for the console"). Served only when this replica writes
-ClickHouse through chdb: a ClickHouse server is read by the console directly.
+guardrail-ingest owns the run store (it writes it, and :mod:`stockade.guardrail_ingest.reads` is the only code
+that reads it). model-api's console asks here with one command of :mod:`stockade.contracts.run_store`
+(``list_runs``, ``get_run``, ``overview``, ``export``), each carrying the caller's project scope; the answer
+comes from the store this replica writes now (the active database configuration). Anything that is not exactly
+one such command (unknown fields, a missing scope, SQL text, a page size over the bound) is refused with
+``invalid_request`` before any store is touched: no query text is accepted from anyone.
 
-A query runs on a connection in ``readonly = 1`` (no writes, no DDL, no table functions, no setting changes);
-``INTO OUTFILE``, which readonly mode still allows, and a second statement (``;``) are refused before they reach
-the store. A result larger than
-one NATS message is cut into parts (:mod:`stockade.contracts.run_reads`): part 0 answers the request, the others
-wait here, for ``PART_TTL_S`` at most, until the asker fetches them.
+Every reply fits one NATS message: a page of runs, a run's events or an export page is cut where the next item
+would not fit, and says where to go on (``next_cursor``, ``next_offset``, ``next_after``). An event whose payload
+alone would not fit is sent with its payload replaced by ``{"truncated_bytes": n}``.
 
 The responder is a FastStream subscriber on the service's broker (:meth:`RunReads.declare`, queue group
-``guardrail-ingest``); it takes the raw request body and answers bytes (an ``ErrorReply`` when it cannot answer).
+``guardrail-ingest``); it takes the raw request body and answers bytes (an ``ErrorReply`` when it cannot answer:
+``invalid_request``, ``not_found``, ``unavailable``, ``too_large``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
-import time
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Final
 
-from clickhouse_connect.driver.exceptions import ClickHouseError
 from faststream.nats import NatsBroker
 from pydantic import ValidationError
 
-from stockade.contracts import RunStoreRead, subjects
+from stockade.contracts import subjects
 from stockade.contracts.replies import ErrorReply
-from stockade.contracts.run_reads import decode_value, encode_value
-from stockade.guardrail_ingest.sinks.base import SinkError
+from stockade.contracts.run_store import (
+    ExportCursor,
+    ExportEvents,
+    GetOverview,
+    GetRun,
+    ListRuns,
+    OverviewReply,
+    RunDetailReply,
+    RunEvent,
+    RunPageReply,
+    RunStoreRequest,
+)
+from stockade.guardrail_ingest.reads import RunNotFound, RunReader, RunStoreUnavailable
+from stockade.guardrail_ingest.reads.clickhouse import ClickHouseRunReader
+from stockade.guardrail_ingest.reads.dynamodb import DynamoRunReader
+from stockade.guardrail_ingest.reads.mongodb import MongoRunReader
+from stockade.guardrail_ingest.sinks.base import EventSink, SinkError
 from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
+from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
+from stockade.guardrail_ingest.sinks.mongodb import MongoSink
+from stockade.guardrail_ingest.sinks.router import Stores
 from stockade.runtime.bus import raw_body
 
 log = logging.getLogger(__name__)
 QUEUE: Final = "guardrail-ingest"
-PART_TTL_S: Final = 30.0
-"""How long the later parts of a result wait for the asker."""
-MAX_PENDING: Final = 8
-"""Results with parts waiting at once (the oldest is dropped first)."""
-MAX_ROWS: Final = 2_000_000
-"""Rows one answer holds at most (the console's own queries carry a LIMIT far below)."""
-HEADROOM: Final = 1024
-"""Bytes of a NATS message left for the reply's fields around the rows."""
-_OUTFILE = re.compile(r"outfile", re.IGNORECASE)
-_READ = re.compile(r"^\s*(\(\s*)*(select|with)\b", re.IGNORECASE)
+HEADROOM: Final = 4096
+"""Bytes of a NATS message left for a reply's fields around its items."""
+_COMMANDS = "list_runs, get_run, overview or export"
 
 
 def _error(code: str, message: str) -> bytes:
     return ErrorReply.of(code, message).to_bytes()
 
 
-def serves_reads(clickhouse_url: str | None) -> bool:
-    """Whether a replica whose ClickHouse store is ``clickhouse_url`` answers the console's reads: chdb only."""
-    return bool(clickhouse_url and clickhouse_url.startswith("chdb:"))
+def reader_for(sink: EventSink, *, max_scan: int = 200_000) -> RunReader:
+    """The reader of the store ``sink`` writes, on the sink's own connection where it has one."""
+    if isinstance(sink, ClickHouseSink):
+        return ClickHouseRunReader(sink.read_rows, sink.table)
+    if isinstance(sink, MongoSink):
+        return MongoRunReader(sink.collection, max_scan=max_scan)
+    if isinstance(sink, DynamoSink):
+        return DynamoRunReader(
+            sink.url, sink.table, region=sink.region, timeout_s=sink.timeout_s, max_scan=max_scan
+        )
+    raise RunStoreUnavailable(f"no reader for the {getattr(sink, 'kind', type(sink).__name__)} store")
 
 
 class RunReads:
-    """The answers to ``guardrail.cmd.read_runs.v1`` (no broker needed: :meth:`answer` takes and returns bytes)."""
+    """The answers to ``guardrail.cmd.read_runs.v2`` (no broker needed: :meth:`answer` takes and returns bytes).
+
+    ``stores`` and ``active``: the sinks of this replica and the kind of the active store (read per request, so
+    an activation moves the reads with the writes).
+    """
 
     def __init__(
         self,
-        sink: Callable[[], Awaitable[Any]],
+        stores: Stores,
+        active: Callable[[], str],
         *,
-        clock: Callable[[], float] = time.monotonic,
-        part_bytes: int | None = None,
+        max_scan: int = 200_000,
+        reply_bytes: int | None = None,
     ) -> None:
-        self._sink = sink
-        self._clock = clock
-        self._part_bytes = part_bytes  # smaller parts than a NATS message (tests)
-        self._pending: OrderedDict[str, tuple[float, list[bytes]]] = OrderedDict()
+        self._stores = stores
+        self._active = active
+        self._max_scan = max_scan
+        self._reply_bytes = reply_bytes  # smaller replies than a NATS message (tests)
+        self._readers: dict[int, tuple[EventSink, RunReader]] = {}
+
+    async def _reader(self) -> RunReader:
+        try:
+            sink = await self._stores.sink_for(self._active())
+        except SinkError as exc:
+            raise RunStoreUnavailable(str(exc)) from exc
+        held = self._readers.get(id(sink))
+        if held is None or held[0] is not sink:
+            held = (sink, reader_for(sink, max_scan=self._max_scan))
+            self._readers[id(sink)] = held
+        return held[1]
 
     async def answer(self, payload: bytes, max_bytes: int) -> bytes:
         try:
-            request = RunStoreRead.model_validate_json(payload or b"{}")
+            command = RunStoreRequest.model_validate_json(payload or b"{}").root
         except ValidationError as exc:
-            return _error("invalid_request", f"expected a RunStoreRead: {exc.errors()[0]['msg']}")
-        self._prune()
-        if request.part:
-            return self._later_part(request.read_id, request.part)
-        if not _READ.match(request.sql) or _OUTFILE.search(request.sql) or ";" in request.sql:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
             return _error(
-                "refused", "only one SELECT (or WITH ... SELECT) query, without INTO OUTFILE, is answered"
+                "invalid_request",
+                f"expected one typed run-store command ({_COMMANDS}): {where}: {first['msg']}"[:500],
             )
+        budget = max_bytes - HEADROOM
         try:
-            sink = await self._sink()
-        except SinkError as exc:
-            return _error("unavailable", str(exc))
-        if not isinstance(sink, ClickHouseSink):
-            return _error("unavailable", "this replica's store is not ClickHouse")
-        try:
-            rows = await sink.read(request.sql, decode_value(request.parameters))
-        except ClickHouseError as exc:
-            text = str(exc)
-            if "UNKNOWN_TABLE" in text or "Code: 60." in text:
-                return _error(
-                    "unknown_table", f"the table {sink.table} does not exist yet: no run has been stored"
-                )
-            return _error("query_failed", text[:500])
-        if len(rows) > MAX_ROWS:
-            return _error("too_large", f"{len(rows)} rows; at most {MAX_ROWS} are answered")
-        parts = _parts(request.read_id, rows, max_bytes - HEADROOM)
-        if parts is None:
-            return _error("too_large", "one row is larger than a NATS message")
-        if len(parts) > 1:
-            self._pending[request.read_id] = (self._clock() + PART_TTL_S, parts)
-            while len(self._pending) > MAX_PENDING:
-                self._pending.popitem(last=False)
-        return parts[0]
+            reader = await self._reader()
+            if isinstance(command, ListRuns):
+                return await self._list_runs(reader, command, budget)
+            if isinstance(command, GetRun):
+                return await self._get_run(reader, command, budget)
+            if isinstance(command, ExportEvents):
+                return await self._export(reader, command, budget)
+            return await self._overview(reader, command, budget)
+        except RunNotFound:
+            return _error("not_found", "no stored run of that id")
+        except RunStoreUnavailable as exc:
+            return _error("unavailable", str(exc)[:500])
 
-    def _later_part(self, read_id: str, part: int) -> bytes:
-        held = self._pending.get(read_id)
-        if held is None or part >= len(held[1]):
-            return _error("expired", f"no part {part} of read {read_id} is held (asked too late?)")
-        if part == len(held[1]) - 1:
-            del self._pending[read_id]
-        return held[1][part]
+    async def _list_runs(self, reader: RunReader, command: ListRuns, budget: int) -> bytes:
+        runs, more = await reader.list_runs(command.scope, command.query, command.cursor, command.limit)
+        kept = _fitting([r.model_dump_json().encode() for r in runs], budget)
+        more = more or kept < len(runs)
+        runs = runs[:kept]
+        return RunPageReply(runs=runs, next_cursor=runs[-1].cursor() if more and runs else None).to_bytes()
 
-    def _prune(self) -> None:
-        now = self._clock()
-        for read_id in [r for r, (deadline, _) in self._pending.items() if deadline < now]:
-            del self._pending[read_id]
+    async def _get_run(self, reader: RunReader, command: GetRun, budget: int) -> bytes:
+        detail = await reader.run(command.scope, command.run_id, command.project_id)
+        events = [_bounded(e, budget // 2) for e in detail.events[command.offset :]]
+        head = len(detail.model_copy(update={"events": []}).model_dump_json())
+        kept = _fitting([e.model_dump_json().encode() for e in events], budget - head)
+        more = kept < len(events)
+        reply = RunDetailReply(
+            run=detail.model_copy(update={"events": events[:kept]}),
+            next_offset=command.offset + kept if more else None,
+        )
+        return reply.to_bytes()
+
+    async def _export(self, reader: RunReader, command: ExportEvents, budget: int) -> bytes:
+        rows, more = await reader.export(command.scope, command.query, command.after, command.limit)
+        encoded = []
+        for i, row in enumerate(rows):
+            text = json.dumps(row, default=str).encode()
+            if len(text) > budget // 2:
+                rows[i] = {**row, "payload": {"truncated_bytes": len(text)}}
+                text = json.dumps(rows[i], default=str).encode()
+            encoded.append(text)
+        kept = _fitting(encoded, budget)
+        more = more or kept < len(rows)
+        rows = rows[:kept]
+        last = rows[-1] if rows else None
+        after = (
+            ExportCursor(occurred_at=last["occurred_at"], event_id=str(last["event_id"]))
+            if more and last is not None
+            else None
+        )
+        body = json.dumps({"events": rows, "next_after": after.model_dump(mode="json") if after else None})
+        return body.encode()
+
+    async def _overview(self, reader: RunReader, command: GetOverview, budget: int) -> bytes:
+        overview = await reader.overview(command.scope, command.query, command.now)
+        body = OverviewReply(overview=overview).to_bytes()
+        if len(body) > budget:
+            return _error(
+                "too_large", "the overview does not fit one message: narrow the range or the checks"
+            )
+        return body
 
     async def reply(self, payload: bytes, max_payload: int) -> bytes:
         """The reply to one request on a connection whose messages hold ``max_payload`` bytes; never raises."""
         try:
-            return await self.answer(payload, min(max_payload, self._part_bytes or max_payload))
+            return await self.answer(payload, min(max_payload, self._reply_bytes or max_payload))
         except Exception as exc:  # the store broke in an unexpected way: answer rather than time out
             log.warning("%s failed: %s: %s", subjects.GUARDRAIL_CMD_READ_RUNS, type(exc).__name__, exc)
             return _error("unavailable", "the run store cannot be read")
 
     def declare(self, broker: NatsBroker, max_payload: Callable[[], int]) -> None:
-        """Answer ``guardrail.cmd.read_runs.v1`` on ``broker`` (started with it); ``max_payload``: the largest
+        """Answer ``guardrail.cmd.read_runs.v2`` on ``broker`` (started with it); ``max_payload``: the largest
         message of the broker's connection, read per request (the server says it when connecting)."""
 
         @broker.subscriber(
@@ -146,22 +203,20 @@ class RunReads:
             return await self.reply(body, max_payload())
 
 
-def _parts(read_id: str, rows: list[tuple[Any, ...]], budget: int) -> list[bytes] | None:
-    """The reply messages of ``rows``, each at most ``budget`` bytes of rows; None when one row does not fit."""
-    chunks: list[list[bytes]] = [[]]
+def _fitting(encoded: list[bytes], budget: int) -> int:
+    """How many of the leading items fit ``budget`` bytes together (a comma between two); at least one, so a
+    reader always makes progress (each item is bounded to half a message before)."""
     size = 0
-    for row in rows:
-        encoded = json.dumps([encode_value(v) for v in row], separators=(",", ":")).encode()
-        if len(encoded) + 1 > budget:
-            return None
-        if size + len(encoded) + 1 > budget and chunks[-1]:
-            chunks.append([])
-            size = 0
-        chunks[-1].append(encoded)
-        size += len(encoded) + 1
-    head = json.dumps(read_id)
-    return [
-        b'{"schema_version":1,"read_id":%s,"part":%d,"parts":%d,"rows":[%s]}'
-        % (head.encode(), i, len(chunks), b",".join(chunk))
-        for i, chunk in enumerate(chunks)
-    ]
+    for i, item in enumerate(encoded):
+        size += len(item) + 1
+        if size > budget:
+            return max(i, 1)
+    return len(encoded)
+
+
+def _bounded(event: RunEvent, limit: int) -> RunEvent:
+    """``event``, its payload replaced by ``{"truncated_bytes": n}`` when the event would take over ``limit``."""
+    size = len(event.model_dump_json())
+    if size <= limit:
+        return event
+    return event.model_copy(update={"payload": {"truncated_bytes": size}})

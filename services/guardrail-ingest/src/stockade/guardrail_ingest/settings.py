@@ -263,6 +263,21 @@ class StreamSettings(BaseModel):
     )
 
 
+class ReadSettings(BaseModel):
+    """The console's reads of the run store (``guardrail.cmd.read_runs.v2``, README "Reads for the console")."""
+
+    serve: bool = Field(
+        default=True,
+        description="Answer the console's typed read commands (a replica with sink workers only).",
+    )
+    max_scan: int = Field(
+        default=200_000,
+        ge=1,
+        description="DynamoDB (no key by time) and MongoDB's overview read the events of a range here: a range "
+        "holding more is refused with a message that says to narrow it.",
+    )
+
+
 class GuardrailIngestSettings(ServiceSettings):
     model_config = SettingsConfigDict(
         env_prefix="GUARDRAIL_INGEST_", env_nested_delimiter="__", extra="ignore"
@@ -281,4 +296,7 @@ class GuardrailIngestSettings(ServiceSettings):
     jetstream: StreamSettings = Field(default_factory=StreamSettings, description="Stream and sink workers.")
     audit: AuditSettings = Field(
         default_factory=AuditSettings, description="Trust and API-key audit records."
+    )
+    reads: ReadSettings = Field(
+        default_factory=ReadSettings, description="The console's reads of the run store."
     )

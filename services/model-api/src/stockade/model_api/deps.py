@@ -14,8 +14,7 @@ from stockade.identity import is_platform_admin
 from stockade.identity.sessions import SessionPrincipal, csrf_matches, resolve_session
 from stockade.model_api import project_directory
 from stockade.model_api.body import Form, read_form
-from stockade.model_api.run_readers import RunReaders
-from stockade.model_api.run_store import ProjectScope
+from stockade.model_api.run_store import ProjectScope, RunStoreClient
 from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.app import ServiceState, service_of, service_state
 from stockade.runtime.db_deps import SessionDep
@@ -46,7 +45,7 @@ class NotPermitted(Exception):
 class ModelApiState:
     """What the startup hook builds (``create_service_app``'s typed state) and the shutdown hook closes."""
 
-    run_readers: RunReaders
+    run_store: RunStoreClient
     prompt_api_http: httpx.AsyncClient
     relay: OutboxRelay
 
@@ -69,12 +68,12 @@ def get_relay(request: Request) -> OutboxRelay | None:
     return get_own(request).relay
 
 
-def get_run_readers(request: Request) -> RunReaders:
-    return get_own(request).run_readers
+def get_run_store(request: Request) -> RunStoreClient:
+    return get_own(request).run_store
 
 
 SettingsDep = Annotated[ModelApiSettings, Depends(get_settings)]
-RunReadersDep = Annotated[RunReaders, Depends(get_run_readers)]
+RunStoreDep = Annotated[RunStoreClient, Depends(get_run_store)]
 DbDep = SessionDep
 RelayDep = Annotated[OutboxRelay | None, Depends(get_relay)]
 
@@ -178,7 +177,7 @@ async def run_scope(user: PageUser, db: DbDep) -> ProjectScope:
     projects = frozenset(p.id for p in await project_directory.my_projects(db, user.user.id))
     admin = await is_platform_admin(db, user.user.id)
     await db.commit()
-    return ProjectScope(projects, unowned=admin)
+    return ProjectScope(projects=projects, unowned=admin)
 
 
 AdminUser = Annotated[SessionPrincipal, Depends(admin_api_user)]

@@ -29,7 +29,7 @@ from stockade.model_api.routes import (
     console_runs,
     console_settings,
 )
-from stockade.model_api.run_readers import RunReaders
+from stockade.model_api.run_store import RunStoreClient
 from stockade.model_api.settings import ModelApiSettings
 from stockade.model_api.tables import OutboxEvent
 from stockade.runtime import outbox
@@ -53,7 +53,7 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
             await migrate.upgrade_async(settings.db.url)
         assert state.sessions is not None
         own = ModelApiState(
-            run_readers=RunReaders(settings.runs, lambda: state.nats),
+            run_store=RunStoreClient(lambda: state.nats, settings.runs),
             prompt_api_http=httpx.AsyncClient(
                 base_url=settings.prompt_api.url,
                 timeout=settings.prompt_api.timeout_s,
@@ -76,7 +76,6 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
     async def on_shutdown(own: ModelApiState) -> None:
         await own.relay.stop()
         await own.prompt_api_http.aclose()
-        await own.run_readers.aclose()
 
     app = create_service_app(
         settings,

@@ -16,11 +16,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import urlencode
 
-ACTIONS: Final[tuple[str, ...]] = ("block", "mask", "warn", "allow")
-"""Decision actions, strongest first; a run's outcome is the strongest action among its events."""
+from stockade.contracts.run_store import ACTIONS, RunCursor
+
 DEFAULT_RANGE: Final = timedelta(days=7)
 MAX_RANGE: Final = timedelta(days=366)
-_NAME = re.compile(r"^[^\x00-\x1f\x7f]{1,128}$")
+_NAME = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,128}$")
 _TIME_FORMATS = ("%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
 EARLIEST: Final = datetime(1971, 1, 1, tzinfo=UTC)  # leaves room for the default range before it
 LATEST: Final = datetime(2200, 1, 1, tzinfo=UTC)  # within every store's date range
@@ -36,7 +36,8 @@ class FilterError(ValueError):
 
 @dataclass(frozen=True)
 class RunFilters:
-    """What the runs list, the overview and the export are narrowed to. Times are aware UTC."""
+    """What the runs list, the overview and the export are narrowed to, as the page's form holds it (the store
+    is asked with the same values as a ``RunQuery``, ``run_store.wire_query``). Times are aware UTC."""
 
     since: datetime
     until: datetime
@@ -61,25 +62,6 @@ class RunFilters:
         }
         params.update(extra)
         return urlencode({k: v for k, v in params.items() if v})
-
-    def range_hours(self) -> float:
-        return (self.until - self.since).total_seconds() / 3600
-
-    def bucket_seconds(self) -> int:
-        """The overview's time bucket: an hour up to two days, six hours up to two weeks, else a day."""
-        hours = self.range_hours()
-        return 3600 if hours <= 48 else 6 * 3600 if hours <= 24 * 14 else 86400
-
-    def buckets(self, bucket_s: int) -> list[datetime]:
-        """The start of every ``bucket_s`` bucket over the range, aligned to the epoch (at most 400)."""
-        start = int(self.since.timestamp()) // bucket_s * bucket_s
-        end = self.until.timestamp()
-        out: list[datetime] = []
-        t = start
-        while t < end and len(out) < 400:
-            out.append(datetime.fromtimestamp(t, UTC))
-            t += bucket_s
-        return out
 
 
 def _form_time(value: datetime) -> str:
@@ -160,20 +142,11 @@ def with_raw(filters: RunFilters, raw: Mapping[str, str]) -> RunFilters:
     return replace(filters, raw=dict(raw))
 
 
-@dataclass(frozen=True)
-class Cursor:
-    """Where the next page of runs starts: runs are ordered by their last event, newest first, then run id."""
-
-    last_at: datetime
-    project_id: str
-    run_id: str
-
-    def encode(self) -> str:
-        body = json.dumps([self.last_at.isoformat(), self.project_id, self.run_id], separators=(",", ":"))
-        return base64.urlsafe_b64encode(body.encode()).decode().rstrip("=")
+Cursor = RunCursor
+"""Where the next page of runs starts (runs newest last event first, then ids); ``encode()`` makes the link token."""
 
 
-def decode_cursor(text: str | None) -> Cursor | None:
+def decode_cursor(text: str | None) -> RunCursor | None:
     if not text:
         return None
     try:
@@ -189,7 +162,7 @@ def decode_cursor(text: str | None) -> Cursor | None:
             or len(body[2]) > 256
         ):
             raise ValueError("range")
-        return Cursor(last_at.astimezone(UTC), body[1], body[2])
+        return RunCursor(last_at=last_at.astimezone(UTC), project_id=body[1], run_id=body[2])
     except (ValueError, OverflowError, UnicodeError, binascii.Error) as exc:
         raise FilterError(
             [("cursor", "not a page link of this console: start again from the first page")]

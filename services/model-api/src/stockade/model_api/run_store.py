@@ -1,207 +1,171 @@
-"""The read side of the guardrail run store, as the console's run pages see it.
+"""The console's reads of the guardrail run store: typed commands to guardrail-ingest, which owns the store.
 
-guardrail-ingest writes one flat record per event (its README, "Stored record"); the pages read them back
-through a :class:`RunReader`. The store read is the one of the active database configuration; ClickHouse (a
-server, or chdb), MongoDB and DynamoDB each have a reader (README, "Runs and decisions").
+guardrail-ingest writes every stored event and holds the one reader of each store kind; the console has no
+store connection and no store query of its own. Each read is one command of :mod:`stockade.contracts.run_store`
+on ``guardrail.cmd.read_runs.v2`` (NATS request/reply), and every command carries the caller's
+:class:`ProjectScope` (required: there is no way to ask without one). A long run comes in several replies
+(``next_offset``); an export is read page by page (``next_after``) while it streams to the browser, so neither
+side holds more than one page.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, TypeVar
 
-from stockade.model_api.run_filters import Cursor, RunFilters
+import nats.errors
+from nats.aio.client import Client as NatsClient
+from pydantic import BaseModel, ValidationError
 
-EXPORT_FIELDS: tuple[str, ...] = (
-    "occurred_at",
-    "event_id",
-    "run_id",
-    "project_id",
-    "agent_id",
-    "environment",
-    "session_id",
-    "kind",
-    "name",
-    "action",
-    "stage",
-    "duration_ms",
-    "score",
-    "finding_types",
-    "payload",
+from stockade.contracts import subjects
+from stockade.contracts.replies import ErrorReply
+from stockade.contracts.run_store import (
+    EXPORT_FIELDS,
+    MAX_RUN_EVENTS,
+    ExportEvents,
+    ExportPageReply,
+    GetOverview,
+    GetRun,
+    ListRuns,
+    Overview,
+    OverviewReply,
+    RunCursor,
+    RunDetail,
+    RunDetailReply,
+    RunPageReply,
+    RunQuery,
+    RunScope,
+    RunSummary,
 )
-"""Columns of the CSV export (the JSON export has the same keys, ``payload`` and ``finding_types`` as objects)."""
-MAX_RUN_EVENTS = 5000
-"""A run page shows at most this many events (every reader stops there)."""
+from stockade.model_api.run_filters import RunFilters
+from stockade.model_api.settings import RunStoreSettings
 
+ProjectScope = RunScope
+"""Whose runs a read may see (the caller's projects; docs/permissions.md): required by every read."""
+SUBJECT = subjects.GUARDRAIL_CMD_READ_RUNS
+R = TypeVar("R", bound=BaseModel)
 
-@dataclass(frozen=True)
-class ProjectScope:
-    """Whose runs a read may see: the caller's projects (docs/permissions.md). Every reader method requires one.
-
-    ``projects``: the ids of the projects the caller is a member of. ``unowned``: also records that name no
-    project (audit records filed under no project), which only platform administrators read. An empty scope
-    reads nothing; there is no "every project" value.
-    """
-
-    projects: frozenset[str]
-    unowned: bool = False
-
-    @property
-    def empty(self) -> bool:
-        return not self.projects and not self.unowned
-
-    def allows(self, project_id: str | None) -> bool:
-        return project_id in self.projects if project_id else self.unowned
-
-    def narrowed(self, project: str | None) -> ProjectScope:
-        """The scope of a ``project`` filter: that one project if the caller may see it, else nothing."""
-        if project is None:
-            return self
-        return ProjectScope(frozenset({project}) & self.projects)
-
-    def stored_ids(self) -> list[str]:
-        """The stored ``project_id`` values in scope (a record without a project is stored as ``""``)."""
-        return sorted(self.projects) + ([""] if self.unowned else [])
+__all__ = [
+    "EXPORT_FIELDS",
+    "Overview",
+    "ProjectScope",
+    "RunDetail",
+    "RunNotFound",
+    "RunPage",
+    "RunStoreClient",
+    "RunStoreUnavailable",
+    "RunSummary",
+]
 
 
 class RunStoreUnavailable(Exception):
-    """The active store cannot be read by the console (no reader for its kind, not configured, not reachable)."""
+    """The run store cannot be read now (guardrail-ingest not answering, the store not reachable): a 503."""
 
 
 class RunNotFound(Exception):
-    """No stored event belongs to this run."""
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    project_id: str
-    run_id: str
-    agent_id: str | None
-    environment: str | None
-    first_at: datetime
-    last_at: datetime
-    events: int
-    blocks: int
-    masks: int
-    warns: int
-    trust_rejections: int
-    checks: tuple[str, ...]
-
-    @property
-    def outcome(self) -> str:
-        if self.blocks:
-            return "block"
-        if self.masks:
-            return "mask"
-        return "warn" if self.warns else "allow"
-
-    @property
-    def duration_ms(self) -> float:
-        return (self.last_at - self.first_at).total_seconds() * 1000
-
-    def cursor(self) -> Cursor:
-        return Cursor(self.last_at, self.project_id, self.run_id)
+    """No stored event of the caller's projects belongs to this run."""
 
 
 @dataclass(frozen=True)
 class RunPage:
     runs: list[RunSummary]
-    next_cursor: Cursor | None
+    next_cursor: RunCursor | None
 
 
-@dataclass(frozen=True)
-class RunEvent:
-    """One stored event, as stored (the library never puts raw values in a payload)."""
-
-    event_id: str
-    kind: str
-    name: str
-    occurred_at: datetime
-    session_id: str | None
-    action: str | None
-    payload: dict[str, Any]
-
-    @property
-    def stage(self) -> str | None:
-        value = self.payload.get("stage")
-        return str(value) if value is not None else None
-
-    @property
-    def duration_ms(self) -> float | None:
-        value = self.payload.get("duration_ms")
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-    @property
-    def score(self) -> float | None:
-        value = self.payload.get("score")
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-    @property
-    def finding_types(self) -> dict[str, int]:
-        value = self.payload.get("finding_types")
-        if isinstance(value, dict):
-            return {str(k): int(v) for k, v in value.items() if isinstance(v, int | float)}
-        entity = self.payload.get("entity_type")  # a pii_audit entry names one finding
-        return {str(entity): 1} if entity else {}
-
-    def details(self) -> list[tuple[str, str]]:
-        """The payload's other fields (reason, layer, error, ...), scalars only, as text."""
-        shown = {"stage", "duration_ms", "score", "finding_types", "entity_type"}
-        return [
-            (k, str(v))
-            for k, v in sorted(self.payload.items())
-            if k not in shown and v is not None and v != "" and isinstance(v, str | int | float | bool)
-        ]
+def wire_query(filters: RunFilters) -> RunQuery:
+    """The filters of a console page as the command's query."""
+    return RunQuery(
+        since=filters.since,
+        until=filters.until,
+        project=filters.project,
+        agent=filters.agent,
+        outcome=filters.outcome,  # parse_filters allows ACTIONS only
+        check=filters.check,
+        action=filters.action,
+    )
 
 
-@dataclass(frozen=True)
-class RunDetail:
-    project_id: str
-    run_id: str
-    agent_id: str | None
-    environment: str | None
-    prompt_name: str | None
-    prompt_version: str | None
-    correlation_id: str | None
-    labels: dict[str, str]
-    events: list[RunEvent]
+class RunStoreClient:
+    """The console's side of ``guardrail.cmd.read_runs.v2`` on the service's NATS connection."""
 
-    @property
-    def first_at(self) -> datetime:
-        return self.events[0].occurred_at
+    def __init__(self, nats: Callable[[], NatsClient | None], settings: RunStoreSettings) -> None:
+        self._nats = nats
+        self._settings = settings
 
-    def offset_ms(self, event: RunEvent) -> float:
-        return (event.occurred_at - self.first_at).total_seconds() * 1000
-
-
-@dataclass(frozen=True)
-class Overview:
-    bucket_s: int
-    buckets: list[datetime]
-    # check name -> bucket start -> (blocks, masks)
-    decisions: dict[str, dict[datetime, tuple[int, int]]]
-    top_findings: list[tuple[str, int]]
-    # check name -> (count, p50, p95, p99) in ms
-    latency: list[tuple[str, int, float, float, float]]
-    trust_rejections: list[tuple[str, int]]
-    # (label, today, average per day over the 7 days before)
-    today: list[tuple[str, int, float]] = field(default_factory=list)
-
-
-class RunReader(Protocol):
-    """Every read takes the caller's :class:`ProjectScope` first: no method reads runs without one."""
-
-    kind: str
+    async def _ask(self, command: BaseModel, reply: type[R]) -> R:
+        nc = self._nats()
+        if nc is None or not nc.is_connected:
+            raise RunStoreUnavailable(
+                "the run store is read through guardrail-ingest over NATS, and model-api is not connected to NATS"
+            )
+        timeout = self._settings.timeout_s
+        try:
+            msg = await nc.request(SUBJECT, command.model_dump_json().encode(), timeout=timeout)
+        except nats.errors.NoRespondersError as exc:
+            raise RunStoreUnavailable(
+                f"nothing answers {SUBJECT}: guardrail-ingest, which owns the run store, is not running "
+                "(or runs without sink workers)"
+            ) from exc
+        except nats.errors.TimeoutError as exc:
+            raise RunStoreUnavailable(
+                f"guardrail-ingest did not answer {SUBJECT} within {timeout:g} s"
+            ) from exc
+        except nats.errors.Error as exc:
+            raise RunStoreUnavailable(f"NATS: {type(exc).__name__}: {exc}") from exc
+        refused = ErrorReply.parse(msg.data)
+        if refused is not None:
+            if refused.error.code == "not_found":
+                raise RunNotFound(refused.error.message)
+            raise RunStoreUnavailable(
+                f"guardrail-ingest could not read the run store ({refused.error.code}): {refused.error.message}"
+            )
+        try:
+            return reply.model_validate_json(msg.data)
+        except ValidationError as exc:
+            raise RunStoreUnavailable(f"guardrail-ingest answered {SUBJECT} with no readable reply") from exc
 
     async def list_runs(
-        self, scope: ProjectScope, filters: RunFilters, cursor: Cursor | None, limit: int
-    ) -> RunPage: ...
+        self, scope: ProjectScope, filters: RunFilters, cursor: RunCursor | None, limit: int
+    ) -> RunPage:
+        command = ListRuns(scope=scope, query=wire_query(filters), cursor=cursor, limit=limit)
+        page = await self._ask(command, RunPageReply)
+        return RunPage(page.runs, page.next_cursor)
 
-    async def run(self, scope: ProjectScope, run_id: str, project_id: str | None) -> RunDetail: ...
+    async def run(self, scope: ProjectScope, run_id: str, project_id: str | None) -> RunDetail:
+        """The whole timeline (at most ``MAX_RUN_EVENTS`` events), asked for in as many replies as it takes."""
+        reply = await self._ask(GetRun(scope=scope, run_id=run_id, project_id=project_id), RunDetailReply)
+        detail, events = reply.run, list(reply.run.events)
+        while reply.next_offset is not None and reply.next_offset < MAX_RUN_EVENTS:
+            # the same run: its project from the first reply, so a reused run id cannot switch project midway
+            command = GetRun(
+                scope=scope, run_id=run_id, project_id=detail.project_id, offset=reply.next_offset
+            )
+            reply = await self._ask(command, RunDetailReply)
+            events += reply.run.events
+        if not events:
+            raise RunNotFound(run_id)
+        return detail.model_copy(update={"events": events})
 
-    async def export(self, scope: ProjectScope, filters: RunFilters, limit: int) -> list[dict[str, Any]]: ...
+    async def overview(self, scope: ProjectScope, filters: RunFilters, now: datetime) -> Overview:
+        command = GetOverview(scope=scope, query=wire_query(filters), now=now)
+        return (await self._ask(command, OverviewReply)).overview
 
-    async def overview(self, scope: ProjectScope, filters: RunFilters, now: datetime) -> Overview: ...
-
-    async def aclose(self) -> None: ...
+    async def export(
+        self, scope: ProjectScope, filters: RunFilters, max_events: int
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """The export's pages in order, newest event first, ``max_events`` events at most in all. The first page
+        is asked for when iteration starts (so a store that cannot be read fails before anything is sent)."""
+        query, after, left = wire_query(filters), None, max_events
+        while left > 0:
+            command = ExportEvents(
+                scope=scope, query=query, after=after, limit=min(self._settings.export_page, left)
+            )
+            page = await self._ask(command, ExportPageReply)
+            rows = page.events[:left]
+            left -= len(rows)
+            yield rows
+            if page.next_after is None or not rows:
+                return
+            after = page.next_after

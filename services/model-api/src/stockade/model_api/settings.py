@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, Field
 from pydantic_settings import SettingsConfigDict
 
+from stockade.contracts.run_store import MAX_EXPORT_PAGE, MAX_PAGE_RUNS
 from stockade.identity import Deployment
 from stockade.runtime.settings import HttpSettings, ServiceSettings
 from stockade.runtime.settings import OutboxSettings as OutboxSettings  # shared model, re-exported
@@ -49,50 +50,23 @@ class LimitSettings(BaseModel):
 
 
 class RunStoreSettings(BaseModel):
-    """Where the console's run pages read guardrail run events (README, "Runs and decisions")."""
+    """How the console's run pages read guardrail run events: from guardrail-ingest, which owns the run store
+    (typed commands on ``guardrail.cmd.read_runs.v2``; README, "Runs and decisions"). The console holds no store
+    connection."""
 
-    clickhouse_url: str | None = Field(
-        default=None,
-        description="ClickHouse holding guardrail-ingest's table: http://user:pass@host:8123/db or chdb:///path "
-        "(chdb only when no other process holds that path; else clickhouse_through_ingest). Unset: the run pages say "
-        "the store is not set up.",
-    )
-    clickhouse_through_ingest: bool = Field(
-        default=False,
-        description="Read ClickHouse through guardrail-ingest over NATS (guardrail.cmd.read_runs.v1) instead of "
-        "clickhouse_url: for an embedded chdb store, which only guardrail-ingest's process can open. stockade up "
-        "sets it.",
-    )
-    mongodb_url: str | None = Field(
-        default=None,
-        description="MongoDB holding guardrail-ingest's collection (mongodb://.../db, default database "
-        "'stockade'). Unset: the run pages say the store is not set up.",
-    )
-    dynamodb_url: str | None = Field(
-        default=None,
-        description="DynamoDB endpoint holding guardrail-ingest's table (e.g. https://dynamodb.eu-west-1."
-        "amazonaws.com; credentials from the AWS default chain). Unset: the run pages say it is not set up.",
-    )
-    dynamodb_region: str | None = Field(
-        default=None, description="DynamoDB region (default: AWS_DEFAULT_REGION)."
-    )
-    dynamodb_max_scan: int = Field(
-        default=200_000,
-        ge=1,
-        description="DynamoDB has no key by time: the pages scan, and refuse (503) a range holding more events.",
-    )
-    table: str = Field(
-        default="guardrail_events",
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}(\.[A-Za-z_][A-Za-z0-9_]{0,99})?$",
-        description="The table or collection guardrail-ingest writes (its SINK__TABLE).",
-    )
-    timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one store query.")
-    page_size: int = Field(default=50, ge=1, le=500, description="Runs per page of the runs list.")
+    timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one read (one NATS request).")
+    page_size: int = Field(default=50, ge=1, le=MAX_PAGE_RUNS, description="Runs per page of the runs list.")
     max_export_events: int = Field(
         default=100_000,
         ge=1,
         le=5_000_000,
-        description="Most events one CSV or JSON export holds (newest first).",
+        description="Most events one CSV or JSON export holds (newest first); it streams, page by page.",
+    )
+    export_page: int = Field(
+        default=500,
+        ge=1,
+        le=MAX_EXPORT_PAGE,
+        description="Events asked of guardrail-ingest per export page (one NATS request each).",
     )
 
 

@@ -182,22 +182,22 @@ class ClickHouseSink:
                 settings={"insert_deduplication_token": token},
             )
 
-    async def read(self, sql: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
-        """Rows of one read-only query (``guardrail.cmd.read_runs.v1``, the console reading the embedded store).
+    def read_rows(self, sql: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """Rows of one read query of the run store's reader (:mod:`stockade.guardrail_ingest.reads`), blocking.
 
         chdb: on a second client of the process's engine, set to ``readonly = 1`` once (a per-query setting
         would be applied with SET and cannot be undone in readonly mode), under the same lock as the writes. A
-        server: ``readonly = 1`` on the query. Raises clickhouse-connect's errors unchanged.
+        server: ``readonly = 1`` on the query. Either way a read stops after ``max_execution_time`` (the store
+        timeout). Raises clickhouse-connect's errors unchanged.
         """
-        return await asyncio.to_thread(self._read, sql, parameters)
-
-    def _read(self, sql: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
         if not self._embedded:
-            result = self._connected().query(sql, parameters=parameters, settings={"readonly": 1})
+            limits = {"readonly": 1, "max_execution_time": self._read_seconds()}
+            result = self._connected().query(sql, parameters=parameters, settings=limits)
             return list(result.result_rows)
         with self._lock:
             if self._read_client is None:
                 client = clickhouse_connect.get_client(dsn=self.dsn)
+                client.command(f"SET max_execution_time = {self._read_seconds()}")
                 client.command("SET readonly = 1")
                 self._read_client = client
             try:
@@ -207,6 +207,10 @@ class ClickHouseSink:
                 with contextlib.suppress(Exception):
                     client.close()
                 raise
+
+    def _read_seconds(self) -> int:
+        """A read's time limit (``max_execution_time``): the store timeout, whole seconds, at least one."""
+        return max(1, round(self._timeout_s))
 
     def _call(self, fn: Any, *args: Any) -> Any:
         try:

@@ -51,6 +51,7 @@ class DynamoSink:
     ) -> None:
         self.table = table
         self.conditional = conditional
+        self.url, self.region, self.timeout_s = url, region, timeout_s  # the run store's reader opens its own
         # A session of our own: boto3's module-level default session caches the first credentials it resolves
         # for the whole process, which would leak into (or from) every other boto3 user in it.
         self._client = boto3.session.Session().client(

@@ -2,8 +2,10 @@
 
 Read-only, session sign-in like every console page, and scoped to the signed-in user: every read passes the
 user's ``ProjectScope`` (their projects; docs/permissions.md), so a run of another project is the same 404 as
-an unknown one and never appears in a list, chart or export. Bad filters answer 422 with the problems next to the
-form; a store the console cannot read answers 503 with the reason; neither is ever a 500.
+an unknown one and never appears in a list, chart or export. The reads are typed commands to guardrail-ingest,
+which owns the run store (``run_store.RunStoreClient``). Bad filters answer 422 with the problems next to the
+form; a store that cannot be read answers 503 with the reason; neither is ever a 500. An export streams: each
+page is asked for while the previous one is sent, so memory holds one page whatever the export's size.
 """
 
 from __future__ import annotations
@@ -12,33 +14,31 @@ import csv
 import io
 import json
 import re
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 
+from stockade.contracts.run_store import ACTIONS
 from stockade.model_api import dbconfigs
-from stockade.model_api.deps import DbDep, PageUser, RunReadersDep, ScopeDep, SettingsDep
+from stockade.model_api.deps import DbDep, PageUser, RunStoreDep, ScopeDep, SettingsDep
 from stockade.model_api.pages import render
 from stockade.model_api.run_charts import decision_bars, horizontal_bars
-from stockade.model_api.run_filters import ACTIONS, FilterError, RunFilters, decode_cursor, parse_filters
-from stockade.model_api.run_store import EXPORT_FIELDS, RunNotFound, RunReader, RunStoreUnavailable
+from stockade.model_api.run_filters import FilterError, RunFilters, decode_cursor, parse_filters
+from stockade.model_api.run_store import EXPORT_FIELDS, RunNotFound, RunStoreClient, RunStoreUnavailable
 
 router = APIRouter()
-_RUN_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
+_RUN_ID = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,256}$")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
-async def _reader(db: DbDep, readers: RunReadersDep) -> tuple[RunReader | None, dict[str, Any]]:
+async def _reader(db: DbDep, store: RunStoreDep) -> tuple[RunStoreClient, dict[str, Any]]:
+    """The run store's client, and the active configuration's name and kind for the page header."""
     config = await dbconfigs.active_config(db)
     await db.commit()
-    store = {"name": config.name, "kind": config.db_type.value}
-    try:
-        return readers.for_kind(config.db_type.value), store
-    except RunStoreUnavailable as exc:
-        store["problem"] = str(exc)
-        return None, store
+    return store, {"name": config.name, "kind": config.db_type.value}
 
 
 def _filters(request: Request) -> tuple[RunFilters | None, list[str], dict[str, str]]:
@@ -65,7 +65,7 @@ async def runs_page(
     user: PageUser,
     scope: ScopeDep,
     db: DbDep,
-    readers: RunReadersDep,
+    readers: RunStoreDep,
     settings: SettingsDep,
 ) -> Response:
     filters, errors, raw = _filters(request)
@@ -85,8 +85,6 @@ async def runs_page(
             cursor = None
     if errors or filters is None:
         return render(request, "runs.html", user, 422, errors=errors, **context)
-    if reader is None:
-        return render(request, "runs.html", user, 503, **context)
     try:
         page = await reader.list_runs(scope, filters, cursor, settings.runs.page_size)
     except RunStoreUnavailable as exc:
@@ -102,7 +100,7 @@ async def runs_page(
 
 @router.get("/runs/overview")
 async def overview_page(
-    request: Request, user: PageUser, scope: ScopeDep, db: DbDep, readers: RunReadersDep
+    request: Request, user: PageUser, scope: ScopeDep, db: DbDep, readers: RunStoreDep
 ) -> Response:
     filters, errors, raw = _filters(request)
     context: dict[str, Any] = {"active": "overview", "form": _form(filters, raw), "actions": ACTIONS}
@@ -111,8 +109,6 @@ async def overview_page(
     if filters is None:
         return render(request, "runs_overview.html", user, 422, errors=errors, **context)
     context["query"] = filters.query()
-    if reader is None:
-        return render(request, "runs_overview.html", user, 503, **context)
     try:
         overview = await reader.overview(scope, filters, datetime.now(UTC))
     except RunStoreUnavailable as exc:
@@ -149,7 +145,7 @@ async def export_events(
     user: PageUser,
     scope: ScopeDep,
     db: DbDep,
-    readers: RunReadersDep,
+    readers: RunStoreDep,
     settings: SettingsDep,
 ) -> Response:
     if fmt not in ("csv", "json"):
@@ -157,28 +153,66 @@ async def export_events(
     filters, errors, _ = _filters(request)
     if filters is None:
         return render(request, "error.html", user, 422, title="Bad filter", message="; ".join(errors))
-    reader, store = await _reader(db, readers)
+    reader, _ = await _reader(db, readers)
+    pages = reader.export(scope, filters, settings.runs.max_export_events)
     try:
-        if reader is None:
-            raise RunStoreUnavailable(store["problem"])
-        rows = await reader.export(scope, filters, settings.runs.max_export_events)
+        first: list[dict[str, Any]] = await anext(pages, [])  # a store that cannot be read is a 503 before anything is sent
     except RunStoreUnavailable as exc:
         return render(request, "error.html", user, 503, title="Run store unavailable", message=str(exc))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     headers = {
         "Content-Disposition": f'attachment; filename="guardrail-events-{stamp}.{fmt}"',
         "Cache-Control": "no-store",
-        "X-Export-Truncated": "true" if len(rows) >= settings.runs.max_export_events else "false",
     }
     if fmt == "json":
-        body = json.dumps({"filters": filters.query(), "events": rows}, ensure_ascii=False, default=str)
-        return Response(body, media_type="application/json", headers=headers)
+        return StreamingResponse(
+            _json_export(filters, first, pages), media_type="application/json", headers=headers
+        )
+    return StreamingResponse(_csv_export(first, pages), media_type="text/csv; charset=utf-8", headers=headers)
+
+
+async def _rest(
+    first: list[dict[str, Any]], pages: AsyncIterator[list[dict[str, Any]]]
+) -> AsyncIterator[tuple[list[dict[str, Any]], str | None]]:
+    """The pages, first included; a read failing midway ends the export with its reason (the status is sent)."""
+    yield first, None
+    try:
+        async for page in pages:
+            yield page, None
+    except RunStoreUnavailable as exc:
+        yield [], str(exc)
+
+
+async def _json_export(
+    filters: RunFilters, first: list[dict[str, Any]], pages: AsyncIterator[list[dict[str, Any]]]
+) -> AsyncIterator[bytes]:
+    """``{"filters": ..., "events": [...], "complete": bool}``, written page by page."""
+    yield b'{"filters": ' + json.dumps(filters.query()).encode() + b', "events": ['
+    sep, failed = b"", None
+    async for page, problem in _rest(first, pages):
+        for row in page:
+            yield sep + json.dumps(row, ensure_ascii=False, default=str).encode()
+            sep = b", "
+        failed = failed or problem
+    tail = {"complete": failed is None, **({"error": failed} if failed else {})}
+    yield b"], " + json.dumps(tail)[1:].encode()
+
+
+async def _csv_export(
+    first: list[dict[str, Any]], pages: AsyncIterator[list[dict[str, Any]]]
+) -> AsyncIterator[bytes]:
+    """The header row, then one page of rows at a time (a failing read ends it with a line saying so)."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(EXPORT_FIELDS)
-    for row in rows:
-        writer.writerow([_cell(row.get(f)) for f in EXPORT_FIELDS])
-    return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
+    async for page, problem in _rest(first, pages):
+        for row in page:
+            writer.writerow([_cell(row.get(f)) for f in EXPORT_FIELDS])
+        if problem:
+            writer.writerow([f"# export incomplete: {problem}"])
+        yield out.getvalue().encode()
+        out.seek(0)
+        out.truncate()
 
 
 def _cell(value: Any) -> str:
@@ -199,15 +233,13 @@ def _is_number(text: str) -> bool:
 
 @router.get("/run/{run_id:path}")
 async def run_page(
-    request: Request, run_id: str, user: PageUser, scope: ScopeDep, db: DbDep, readers: RunReadersDep
+    request: Request, run_id: str, user: PageUser, scope: ScopeDep, db: DbDep, readers: RunStoreDep
 ) -> Response:
     project = request.query_params.get("project") or None
     context: dict[str, Any] = {"active": "runs", "run": None, "run_id": run_id}
     reader, context["store"] = await _reader(db, readers)
     if not _RUN_ID.match(run_id) or (project is not None and not _RUN_ID.match(project)):
         return render(request, "run.html", user, 404, errors=[f"no stored run {run_id!r}"], **context)
-    if reader is None:
-        return render(request, "run.html", user, 503, **context)
     try:
         context["run"] = await reader.run(scope, run_id, project)
     except RunNotFound:
