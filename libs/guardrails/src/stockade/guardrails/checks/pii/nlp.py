@@ -106,7 +106,7 @@ def _classes() -> tuple[Any, Any]:
     enhancers = require("presidio_analyzer.context_aware_enhancers", extra="pii", feature=FEATURE)
     presidio = require("presidio_analyzer", extra="pii", feature=FEATURE)
     attrs = require("spacy.attrs", extra="pii", feature=FEATURE)
-    columns = [attrs.IDX, attrs.IS_STOP, attrs.IS_PUNCT]
+    columns = [attrs.IDX, attrs.LENGTH, attrs.IS_STOP, attrs.IS_PUNCT]
     base_artifacts: Any = nlp_engine_mod.NlpArtifacts
     base_engine: Any = nlp_engine_mod.SpacyNlpEngine
 
@@ -115,9 +115,12 @@ def _classes() -> tuple[Any, Any]:
         plus ``token_ends`` and ``keyword_set`` for the enhancer."""
 
         def __init__(self, doc: Any, entities: Any, scores: list[float], engine: Any, language: str) -> None:
-            texts = [token.text for token in doc]
-            lemmas = [t.lower() for t in texts]
+            # Token texts sliced from the text by offset and length: one array read instead of a Token object
+            # per token (a third of the check's time on 20 kB when made one by one).
             table = doc.to_array(columns).tolist() if len(doc) else []
+            whole = doc.text
+            texts = [whole[idx : idx + length] for idx, length, _, _ in table]
+            lemmas = [t.lower() for t in texts]
             super().__init__(
                 entities=entities,
                 tokens=doc,
@@ -130,13 +133,13 @@ def _classes() -> tuple[Any, Any]:
             self.nlp_engine = engine
             # Presidio's set_keywords on these lemmas: drop stop words and punctuation, split on ":".
             keywords: list[str] = []
-            for lemma, (_, is_stop, is_punct) in zip(lemmas, table, strict=True):
+            for lemma, (_, _, is_stop, is_punct) in zip(lemmas, table, strict=True):
                 if is_stop or is_punct or lemma == "be":
                     continue
                 keywords.extend(lemma.split(":") if ":" in lemma else (lemma,))
             self.keywords = keywords
             self.keyword_set = frozenset(keywords)
-            self.token_ends = [idx + len(t) for idx, t in zip(self.tokens_indices, texts, strict=True)]
+            self.token_ends = [idx + length for idx, length, _, _ in table]
 
     class NerOnlySpacyNlpEngine(base_engine):  # type: ignore[misc]
         def load(self) -> None:
