@@ -23,6 +23,7 @@ decision head), then the decision's thresholds are set and measured:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import pickle
 import random
@@ -49,6 +50,7 @@ PROMPT_SOURCES = frozenset({"bigpromptlib_system_prompts", "awesome_chatgpt_prom
 BINS = (1, 8, 40, 160, 4096)  # thresholds are set per window count: up to 1, 8, 40, 160 windows, and beyond
 REPORT = Path("/tmp/stockade-bench/decision_eval.json")
 SCORES = Path("/tmp/stockade-bench/decision_scores.pickle")
+PARTS = Path("/tmp/stockade-bench/decision_parts")  # scores per source, so an interrupted run resumes
 
 
 def bin_of(windows: int) -> int:
@@ -201,6 +203,10 @@ def main() -> None:
     parser.add_argument("--per-source", type=int, default=80, help="short texts per source")
     parser.add_argument("--planted", type=int, default=25, help="attacks per source planted in documents")
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--skip-sources", default="", help="comma-separated sources to leave out")
+    parser.add_argument(
+        "--part", default="", help="k/n: score only every n-th source from the k-th (run n parts at once)"
+    )
     parser.add_argument("--rescore", action="store_true", help="ignore the scores cached by an earlier run")
     parser.add_argument(
         "--rescore-short", action="store_true", help="score the short texts again, keep the cached documents"
@@ -216,42 +222,97 @@ def main() -> None:
         planted = [(p, host) for p, host in planted if host not in PROMPT_SOURCES]
         report(scored, attack_rows, planted, groups, write=args.write)
         return
-    rng = random.Random(11)
+    tasks, groups = build(args)
+    parts = PARTS / cache_key(args)
+    parts.mkdir(parents=True, exist_ok=True)
+    mine = list(tasks.items())
+    if args.part:
+        k, n = (int(x) for x in args.part.split("/"))
+        mine = [t for i, t in enumerate(mine) if i % n == k]
     model = load(str(model_dir()))
-    rows = load_all()
+    for name, items in mine:
+        path = parts / f"{name}.pickle"
+        if path.exists():
+            continue
+        done = []
+        for text, src, bucket, label, host, attack_text in items:
+            r = score(model, text, src, bucket, label)
+            r.text = attack_text
+            done.append((r, host))
+        path.write_bytes(pickle.dumps(done))
+        print(f"{name}: done", file=sys.stderr)
+    if args.part:
+        return
+    scored = [
+        r
+        for name in tasks
+        if name.startswith("benign")
+        for r, _ in pickle.loads((parts / f"{name}.pickle").read_bytes())
+    ]
+    attack_rows, planted = [], []
+    for name in tasks:
+        if name.startswith("attacks"):
+            for r, host in pickle.loads((parts / f"{name}.pickle").read_bytes()):
+                if host is None:
+                    attack_rows.append(r)
+                else:
+                    planted.append((r, host))
+    SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
+    report(scored, attack_rows, planted, groups, write=args.write)
+
+
+# One task per source: (text, source, bucket, label, host source of a planted attack, the attack text).
+Task = tuple[str, str, str, str, "str | None", str]
+
+
+def build(args: argparse.Namespace) -> tuple[dict[str, list[Task]], list[list[str]]]:
+    """Every text to score, per source, drawn with fixed seeds (so parallel parts agree)."""
+    rng = random.Random(11)
+    skip = set(filter(None, args.skip_sources.split(",")))
+    rows = [e for e in load_all() if e.source not in skip]
     benign = [e for e in rows if e.label == "benign" and e.source not in OVER_DEFENCE]
     groups = source_folds(benign, 2)
     by_source: dict[str, list[Example]] = defaultdict(list)
     for e in cap_per_source(benign, 1500, seed=3):
         by_source[e.source].append(e)
-    scored: list[Scored] = []
+    tasks: dict[str, list[Task]] = {}
     docs_of: dict[tuple[str, str], list[str]] = {}
     for src, exs in sorted(by_source.items()):
         texts = [e.text for e in exs]
+        items: list[Task] = []
         for t in rng.sample(texts, min(args.per_source, len(texts))):
-            scored.append(score(model, t, src, "text", "benign"))
-        for bucket, size in list(BUCKETS.items())[1:]:
-            n = args.docs if size <= 20_000 else max(3, args.docs // 3)
-            docs_of[(src, bucket)] = documents(texts, size, n, rng)
-            scored.extend(score(model, d, src, bucket, "benign") for d in docs_of[(src, bucket)])
-        print(f"benign {src}: done", file=sys.stderr)
+            items.append((t, src, "text", "benign", None, ""))
+        if src not in PROMPT_SOURCES:
+            for bucket, size in list(BUCKETS.items())[1:]:
+                n = args.docs if size <= 20_000 else max(3, args.docs // 3)
+                docs_of[(src, bucket)] = documents(texts, size, n, rng)
+                items.extend((d, src, bucket, "benign", None, "") for d in docs_of[(src, bucket)])
+        tasks[f"benign-{src}"] = items
     attacks = cap_per_source([e for e in rows if e.label != "benign"], args.per_source, seed=3)
-    attack_rows: list[Scored] = []
-    planted: list[tuple[Scored, str]] = []  # with the host document's source
     for src in sorted({e.source for e in attacks}):
+        items = []
+        n_planted = 0
         for e in (e for e in attacks if e.source == src):
-            attack_rows.append(score(model, e.text, src, "text", e.label))
-            if len(e.text) <= 1500 and sum(1 for p, _ in planted if p.source == src) < args.planted:
+            items.append((e.text, src, "text", e.label, None, ""))
+            if len(e.text) <= 1500 and n_planted < args.planted:
+                n_planted += 1
                 bucket = rng.choice(list(BUCKETS)[1:])
                 host_src, host = rng.choice(
                     [(k[0], d) for k, v in docs_of.items() if k[1] == bucket for d in v]
                 )
-                hit = score(model, plant(host, e.text, rng), src, bucket, e.label)
-                hit.text = e.text
-                planted.append((hit, host_src))
-        print(f"attacks {src}: done", file=sys.stderr)
-    SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
-    report(scored, attack_rows, planted, groups, write=args.write)
+                items.append((plant(host, e.text, rng), src, bucket, e.label, host_src, e.text))
+        tasks[f"attacks-{src}"] = items
+    return tasks, groups
+
+
+def cache_key(args: argparse.Namespace) -> str:
+    """The scores' cache folder: the model file and the sample sizes."""
+    model_file = Path(model_dir()) / "model.onnx"
+    head = Path(model_dir()) / "head.npz"
+    parts = [str(model_file.stat().st_size), str(model_file.stat().st_mtime_ns)]
+    parts += [str(head.stat().st_mtime_ns) if head.exists() else "-"]
+    parts += [str(args.docs), str(args.per_source), str(args.planted), args.skip_sources]
+    return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:12]
 
 
 def short_benign(per_source: int) -> list[Scored]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from stockade.guardrails.checks.classification.config import ClassificationConfig
@@ -113,6 +114,15 @@ def check_result(
             detail.update(spike=round(spike, 3), spike_threshold=round(spike_threshold, 3))
             fired = fired or spike >= spike_threshold
     findings = []
+    match = scores.library
+    if config.library and match is not None:
+        library_threshold = match.threshold
+        detail.update(library_source=match.source, library_similarity=round(match.similarity, 3))
+        if match.similarity >= library_threshold and not fired:
+            # a known attack: the kind is the matched entry's, the span its window's
+            fired, kind, score = True, match.label, max(score, match.similarity)
+            scores = replace(scores, spans={**scores.spans, kind: scores.library_span})
+            detail.update(rule="library", library_threshold=round(library_threshold, 3))
     action = _ACTIONS[config.actions.get(kind, "block")]  # type: ignore[call-overload]
     if fired and action is not Action.ALLOW:
         start, end = scores.spans.get(kind, (0, 0))

@@ -22,6 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from stockade.guardrails.checks.classification.head import EMBEDDING_OUTPUT, DecisionHead
+from stockade.guardrails.checks.classification.library import (
+    SENTENCE_ENDS,
+    KnownAttacks,
+    Match,
+    sentence_vectors,
+)
 from stockade.guardrails.checks.classification.screener import Screener
 from stockade.guardrails.checks.classification.views import views
 from stockade.guardrails.checks.classification.windows import pick_windows, window_starts
@@ -50,6 +56,9 @@ class Scores:
     # weighs a window against the rest of its document (decision.py). Empty for backends that do not give them.
     window_attack: tuple[float, ...] = ()
     extra_attack: float = 0.0
+    # The best known-attack library match (library.py), when the check asked for one, and its window's span.
+    library: Match | None = None
+    library_span: tuple[int, int] = (0, 0)
 
 
 def default_model_dir() -> Path:
@@ -86,7 +95,9 @@ class AttackClassifier:
             )
             outputs = {o.name for o in self.session.get_outputs()}
             head = DecisionHead.load(directory / "head.npz")
-            self.head = head if EMBEDDING_OUTPUT in outputs else None
+            self.has_hidden = EMBEDDING_OUTPUT in outputs
+            self.head = head if self.has_hidden else None
+            self.library = KnownAttacks.load(directory) if self.has_hidden else None
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             raise CheckUnavailableError(f"{FEATURE}: cannot load {directory}: {exc}") from None
         tokenizer.no_truncation()
@@ -99,6 +110,7 @@ class AttackClassifier:
         self.rule = str(self.meta.get("rule", CLASS_PROBABILITY))
         if self.rule not in RULES:
             raise CheckUnavailableError(f"{FEATURE}: {directory} has an unknown rule {self.rule!r}")
+        self.end_ids = {i for i in (tokenizer.token_to_id(t) for t in SENTENCE_ENDS) if i is not None}
         self.cls_id = tokenizer.token_to_id(_CLS)
         self.sep_id = tokenizer.token_to_id(_SEP)
         self._lock = threading.Lock()
@@ -107,8 +119,41 @@ class AttackClassifier:
     def default_thresholds(self) -> dict[str, float]:
         return {k: float(v) for k, v in self.meta["thresholds"].items()}
 
-    def score(self, text: str, *, max_windows: int, model_windows: int | None = None) -> Scores:
+    def score(
+        self, text: str, *, max_windows: int, model_windows: int | None = None, library: bool = False
+    ) -> Scores:
+        """The text's scores; with ``library`` (and a model directory that has one, library.py) also its best
+        match in the known-attack library."""
+        rows, spans, n_windows, n_read = self._rows(text, max_windows, model_windows)
+        use_library = library and self.library is not None
+        probs, hidden, ids, mask = self._forward(rows, hidden=use_library)
+        probs = window_scores(probs, self.labels, self.rule)
+        best = probs.argmax(axis=0)
+        out = {label: float(probs[int(best[k]), k]) for k, label in enumerate(self.labels)}
+        where = {label: spans[int(best[k])] for k, label in enumerate(self.labels)}
+        attack = 1.0 - probs[:, self.labels.index("benign")]
+        extra = float(attack[n_read:].max()) if len(rows) > n_read else 0.0
+        match, match_span = None, (0, 0)
+        if use_library and self.library is not None:
+            vecs, owner = sentence_vectors(hidden, ids, mask, self.end_ids)
+            match = self.library.match(vecs, owner)
+            match_span = spans[match.row] if match is not None else (0, 0)
+        return Scores(
+            out,
+            where,
+            n_windows,
+            n_read,
+            tuple(float(a) for a in attack[:n_read]),
+            extra,
+            match,
+            match_span,
+        )
 
+    def _rows(
+        self, text: str, max_windows: int, model_windows: int | None
+    ) -> tuple[list[list[int]], list[tuple[int, int]], int, int]:
+        """The token rows the model reads (the windows read, then decoded views and a short text's sentences),
+        each row's character span, the text's window count and how many of its windows are read."""
         enc = self.tokenizer.encode(text, add_special_tokens=False)
         ids, offsets = enc.ids, enc.offsets
         body = self.window - 2
@@ -135,22 +180,22 @@ class AttackClassifier:
             for start, end in sentence_spans(enc.tokens):
                 rows.append(ids[start:end])
                 spans.append((offsets[start][0], offsets[end - 1][1]))
-        probs = self._run(rows)
-        probs = window_scores(probs, self.labels, self.rule)
-        best = probs.argmax(axis=0)
-        out = {label: float(probs[int(best[k]), k]) for k, label in enumerate(self.labels)}
-        where = {label: spans[int(best[k])] for k, label in enumerate(self.labels)}
-        attack = 1.0 - probs[:, self.labels.index("benign")]
-        extra = float(attack[len(chosen) :].max()) if len(rows) > len(chosen) else 0.0
-        return Scores(
-            out, where, len(windows), len(chosen), tuple(float(a) for a in attack[: len(chosen)]), extra
-        )
+        return rows, spans, len(windows), len(chosen)
+
+    def sentence_vectors(self, text: str, *, max_windows: int) -> tuple[Any, list[tuple[int, int]]]:
+        """The library's view of a text: unit vectors of the sentences in the rows the model reads, and the
+        character span of each vector's row (for measuring and building the library, bench/known_attacks.py)."""
+        rows, spans, _, _ = self._rows(text, max_windows, None)
+        _, hidden, ids, mask = self._forward(rows, hidden=True)
+        vecs, owner = sentence_vectors(hidden, ids, mask, self.end_ids)
+        return vecs, [spans[int(r)] for r in owner]
 
     def _token_count(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
 
-    def _run(self, rows: list[list[int]]) -> Any:
-        """Class probabilities per window (through the decision head when the model directory has one)."""
+    def _forward(self, rows: list[list[int]], *, hidden: bool = False) -> tuple[Any, Any, Any, Any]:
+        """Class probabilities per row (through the decision head when the model directory has one), and with
+        ``hidden`` the fifth-layer states, input ids and mask (None without)."""
         import numpy as np
 
         width = max(len(r) for r in rows) + 2
@@ -160,12 +205,14 @@ class AttackClassifier:
             seq = [self.cls_id, *window, self.sep_id]
             input_ids[row, : len(seq)] = seq
             mask[row, : len(seq)] = 1
-        names = ["probs", EMBEDDING_OUTPUT] if self.head is not None else ["probs"]
+        want = self.head is not None or (hidden and self.has_hidden)
+        names = ["probs", EMBEDDING_OUTPUT] if want else ["probs"]
         with self._lock:  # one run at a time per session: intra-op threads are the parallelism
             outputs = self.session.run(names, {"input_ids": input_ids, "attention_mask": mask})
-        if self.head is None:
-            return outputs[0]
-        return self.head.apply(outputs[0], outputs[1], mask)
+        probs = outputs[0] if self.head is None else self.head.apply(outputs[0], outputs[1], mask)
+        if not (hidden and want):
+            return probs, None, None, None
+        return probs, outputs[1], input_ids, mask
 
 
 CLASS_PROBABILITY, TYPED_ATTACK = "class-probability", "typed-attack"

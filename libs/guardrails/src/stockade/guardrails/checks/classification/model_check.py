@@ -58,8 +58,9 @@ class ModelClassificationCheck:
         return out
 
     def score_sync(self, text: str) -> Scores:
+        extra = {"library": True} if self.config.library else {}  # the shipped classifier's option only
         return self._model().score(
-            text, max_windows=self.config.max_windows, model_windows=self.config.model_windows
+            text, max_windows=self.config.max_windows, model_windows=self.config.model_windows, **extra
         )
 
     async def run(self, text: str, ctx: CheckContext) -> CheckResult:
