@@ -91,7 +91,7 @@ async def _outbox_round(url: str, user: str, password: str, events: list[Any], t
         for event in events:
             enqueue(session, Outbox, event)
         await session.commit()
-    nc = await nats.connect(url, user=user, password=password)
+    nc = await nats.connect(url, user=user, password=password, inbox_prefix=subjects.user_reply_prefix(user))
     try:
         relay = OutboxRelay(sessions, Outbox, given_connection(nc), OutboxSettings())
         assert await relay.flush() == len(events)

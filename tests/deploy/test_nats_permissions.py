@@ -61,7 +61,9 @@ async def session(deployment: Any) -> AsyncIterator[Session]:
     s = Session()
     for user in (*SERVICE_USERS, *AGENTS):
         s.errors[user] = []
-        s.clients[user] = await deployment.connect(user, s.errors[user])
+        # services as stockade.runtime connects them: replies on their own prefix (agents: see the agent tests)
+        own = {"inbox_prefix": subjects.user_reply_prefix(user)} if user in SERVICE_USERS else {}
+        s.clients[user] = await deployment.connect(user, s.errors[user], **own)
     yield s
     for client in s.clients.values():
         await client.close()
@@ -114,6 +116,38 @@ async def test_agents_cannot_bypass_the_broker_or_read_another_inbox(session: Se
     ):
         assert await denied_subscribe(session, "executor", subject), subject
     assert await denied_subscribe(session, "planner", "_INBOX_executor.>")
+
+
+async def test_each_service_reads_only_its_own_replies(session: Session, deployment: Any) -> None:
+    """Finding N13: a service subscribes to its own reply prefix only, so none reads another's replies (run reads,
+    ingest-key verdicts, JetStream API answers); a request on its own prefix is answered."""
+    for user in SERVICE_USERS:
+        assert not await denied_subscribe(session, user, f"{subjects.user_reply_prefix(user)}.>"), user
+        assert await denied_subscribe(session, user, "_INBOX.>"), user
+        for other in SERVICE_USERS:
+            if other != user:
+                theirs = subjects.user_reply_prefix(other)
+                assert await denied_subscribe(session, user, f"{theirs}.>"), (user, other)
+                assert await denied_subscribe(session, user, f"{theirs}.abc.def"), (user, other)
+    # guardrail-ingest asks model-api about an ingest key: the verdict reaches guardrail-ingest's own inbox
+    model_api, ingest = session.clients["model-api"], session.clients["guardrail-ingest"]
+
+    async def verdict(msg: Any) -> None:
+        await msg.respond(b"verdict")
+
+    await model_api.subscribe(subjects.APIKEY_CMD_VERIFY_INGEST, cb=verdict)
+    await session.flush()
+    reply = await ingest.request(subjects.APIKEY_CMD_VERIFY_INGEST, b"{}", timeout=5)
+    assert reply.data == b"verdict" and reply.subject.startswith("_INBOX_guardrail-ingest.")
+    # the same user on the shared default prefix gets no answer: its replies would go where it may not read
+    errors: list[str] = []
+    shared = await deployment.connect("guardrail-ingest", errors)
+    try:
+        with pytest.raises(Exception):
+            await shared.request(subjects.APIKEY_CMD_VERIFY_INGEST, b"{}", timeout=1)
+    finally:
+        await shared.close()
+    assert any('subscription to "_inbox.' in e.lower() for e in errors), errors
 
 
 async def test_only_the_trust_broker_writes_agent_inboxes(session: Session) -> None:

@@ -112,6 +112,12 @@ async def test_agents_and_services_get_the_permissions_of_deploy_nats(
         await ingest.publish(subjects.GUARDRAIL_EVENTS, b"{}")  # the service's own subject: allowed
         await sync_with_server(planner, 5)
         await sync_with_server(ingest, 5)
+        assert ingest_errors == []
+        # N13: a service reads its own replies only, not another service's (nor the shared _INBOX.>)
+        await ingest.subscribe(subjects.user_reply_prefix("guardrail-ingest") + ".>")
+        await ingest.subscribe(subjects.user_reply_prefix("model-api") + ".>")
+        await ingest.subscribe("_INBOX.>")
+        await sync_with_server(ingest, 5)
     finally:
         await planner.close()
         await ingest.close()
@@ -122,7 +128,8 @@ async def test_agents_and_services_get_the_permissions_of_deploy_nats(
         f'publish to "{subjects.GUARDRAIL_EVENTS}"',
     ):
         assert any(f"permissions violation for {what}" in e for e in errors), (what, errors)
-    assert ingest_errors == []
+    refused = sorted(e.lower().split('"')[1] for e in ingest_errors if "permissions violation" in e.lower())
+    assert refused == ["_inbox.>", "_inbox_model-api.>"], ingest_errors
 
 
 def test_a_non_loopback_host_is_recognised() -> None:

@@ -211,7 +211,8 @@ async def test_audit_trail_runs_under_the_shipped_nats_permissions(
     rejection = TrustRejected(sender="agent-a", receiver="agent-b", reason="unknown_sender", layer="A")
     revocation = ApiKeyRevoked(key_id="key-9", owner_id="user-1")
     for user, event in (("trust-broker", rejection), ("model-api", revocation)):
-        nc = await nats.connect(server.url, user=user, password=password)
+        prefix = subjects.user_reply_prefix(user)  # the only replies deploy/nats lets the user read
+        nc = await nats.connect(server.url, user=user, password=password, inbox_prefix=prefix)
         producer = nc.jetstream()
         stream = subjects.stream_for(event.subject)
         await ensure_stream(producer, STREAM_SPECS[stream])

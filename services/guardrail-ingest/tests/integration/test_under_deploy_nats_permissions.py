@@ -79,7 +79,9 @@ async def test_ingest_keys_are_verified_and_revoked_under_the_deploy_grants(
         verdict = IngestKeyVerdict(valid=valid, reason=reason, key_id=query.key_id, project_id="proj-1")
         await msg.respond(verdict.model_dump_json().encode())
 
-    model_api = await nats.connect(server.url, user="model-api", password=password)
+    model_api = await nats.connect(
+        server.url, user="model-api", password=password, inbox_prefix=subjects.user_reply_prefix("model-api")
+    )
     await model_api.subscribe(subjects.APIKEY_CMD_VERIFY_INGEST, queue="model-api", cb=answer)
     await sync_with_server(model_api)
     sent = {"X-API-Key": key}
@@ -122,7 +124,9 @@ async def test_service_works_with_its_least_privilege_nats_user(
     )
     settings.nats.user, settings.nats.password = "guardrail-ingest", SecretStr(password)
     # model-api (its own user) has activated ClickHouse: the event is in MODELS and it answers the request.
-    model_api = await nats.connect(server.url, user="model-api", password=password)
+    model_api = await nats.connect(
+        server.url, user="model-api", password=password, inbox_prefix=subjects.user_reply_prefix("model-api")
+    )
     js = model_api.jetstream()
     await ensure_stream(js, STREAM_SPECS["MODELS"])
     event = DbConfigActivated(db_config_id="cfg-1", db_type="clickhouse", activated_at=datetime.now(UTC))
@@ -184,7 +188,9 @@ async def test_the_console_reads_the_run_store_through_ingest_under_deploy_nats(
     )
     ingest = make_broker(ingest_settings, name="guardrail-ingest")  # as the service: a FastStream subscriber
     nc = await connect_broker(ingest, ingest_settings)
-    model_api = await nats.connect(server.url, user="model-api", password=password)
+    model_api = await nats.connect(
+        server.url, user="model-api", password=password, inbox_prefix=subjects.user_reply_prefix("model-api")
+    )
     try:
         reads = RunReads(FixedStore(sink), lambda: "clickhouse", reply_bytes=4096 + 1500)
         reads.declare(ingest, lambda: nc.max_payload)

@@ -45,6 +45,7 @@ def make_broker(settings: NatsSettings, *, name: str, **overrides: Any) -> NatsB
         # seconds, handed to nats-py as they are (fractions work; FastStream's signature says int)
         "connect_timeout": settings.connect_timeout_s,
         "reconnect_time_wait": 0.5,
+        "inbox_prefix": settings.reply_prefix(),  # replies to this service only (N13)
     }
     if settings.user:
         password = settings.password.get_secret_value() if settings.password else ""

@@ -16,7 +16,7 @@ import nats
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
-from stockade.runtime.settings import NatsSettings
+from stockade.runtime.settings import NatsSettings, reply_prefix_of
 from stockade.runtime.shutdown import GRACE_S, finish_within
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,7 @@ async def connect_nats(settings: NatsSettings, *, name: str = "stockade") -> Nat
         "max_reconnect_attempts": -1,
         "reconnect_time_wait": 0.5,
         "error_cb": logged_error,
+        "inbox_prefix": settings.reply_prefix(),  # replies to this user only (N13)
     }
     if settings.user:
         options["user"] = settings.user
@@ -108,8 +109,11 @@ async def probe_connect(url: str, *, timeout_s: float = 1.0, **options: Any) -> 
     """One bounded connection attempt with no retries and no traceback noise (probes, health checks).
 
     nats-py's initial connect can loop far beyond ``connect_timeout`` (nats-io/nats.py#645), so the attempt is
-    preceded by a TCP check and bounded by ``asyncio.wait_for``.
+    preceded by a TCP check and bounded by ``asyncio.wait_for``. With a ``user`` its requests' replies come on
+    that user's own inbox prefix (``_INBOX_<user>``), the only one deploy/nats lets it read.
     """
+    if options.get("user") and "inbox_prefix" not in options:
+        options["inbox_prefix"] = reply_prefix_of(str(options["user"]))
     await tcp_reachable(url, timeout_s)
     return await asyncio.wait_for(
         nats.connect(

@@ -22,6 +22,12 @@ class NatsSettings(BaseModel):
     user: str | None = Field(default=None, description="NATS user (least-privilege per service).")
     password: SecretStr | None = Field(default=None, description="NATS password.")
     creds_file: Path | None = Field(default=None, description="NATS .creds file (decentralised auth).")
+    inbox_prefix: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]{1,80}$",
+        description="Prefix of this connection's reply inboxes. Default: _INBOX_<user> with a user (deploy/nats "
+        "lets each user read only its own replies), nats-py's _INBOX without one.",
+    )
     connect_timeout_s: float = Field(default=2.0, gt=0, description="Timeout of one connection attempt.")
     startup_wait_s: float = Field(default=20.0, ge=0, description="How long startup retries before failing.")
     drain_timeout_s: float = Field(default=10.0, gt=0, description="Graceful drain budget on shutdown.")
@@ -35,6 +41,21 @@ class NatsSettings(BaseModel):
 
     def servers(self) -> list[str]:
         return [u.strip() for u in self.url.split(",") if u.strip()]
+
+    def reply_prefix(self) -> str:
+        """The inbox prefix this connection's requests use (``inbox_prefix``, else per user)."""
+        if self.inbox_prefix:
+            return self.inbox_prefix
+        return reply_prefix_of(self.user)
+
+
+def reply_prefix_of(user: str | None) -> str:
+    """``_INBOX_<user>`` (stockade.contracts.subjects.user_reply_prefix), or nats-py's ``_INBOX`` without a user."""
+    if not user:
+        return "_INBOX"
+    from stockade.contracts.subjects import user_reply_prefix
+
+    return user_reply_prefix(user)
 
 
 class DatabaseSettings(BaseModel):

@@ -115,7 +115,8 @@ class NatsBackendConfig(BaseModel):
         default=None,
         pattern=r"^[A-Za-z0-9_-]+$",
         description="Reply subject prefix of the JetStream requests. An agent connecting as its deploy/nats "
-        "user needs '_INBOX_<agent id>' (the only replies it may read); None: nats-py's '_INBOX'.",
+        "user needs '_INBOX_<agent id>' (the only replies it may read); None: '_INBOX_<user>' when the URL "
+        "names a user (what deploy/nats grants every user), else nats-py's '_INBOX'.",
     )
     ttl_seconds: float = Field(
         default=86400.0,

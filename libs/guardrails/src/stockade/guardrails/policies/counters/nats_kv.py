@@ -107,7 +107,8 @@ class NatsKVCounterStore:
         try:
             await _reachable(str(self._url), self._timeout)
             attempts, wait = self._reconnect
-            options: dict[str, Any] = {"inbox_prefix": self._inbox_prefix} if self._inbox_prefix else {}
+            prefix = self._inbox_prefix or _user_reply_prefix(str(self._url))
+            options: dict[str, Any] = {"inbox_prefix": prefix} if prefix else {}
             self._nc = await nats.connect(
                 self._url,
                 **options,
@@ -218,3 +219,18 @@ async def _reachable(url: str, timeout_s: float) -> None:
 
 async def _quiet(exc: Exception) -> None:
     log.debug("rate-limit store NATS client: %s: %s", type(exc).__name__, exc)
+
+
+def _user_reply_prefix(url: str) -> str | None:
+    """``_INBOX_<user>`` for a URL naming a NATS user (deploy/nats lets each user read its own replies only),
+    else None (nats-py's ``_INBOX``)."""
+    from urllib.parse import unquote
+
+    from stockade.contracts.subjects import user_reply_prefix
+
+    first = url.split(",")[0].strip()
+    user = urlsplit(first if "://" in first else f"nats://{first}").username
+    try:
+        return user_reply_prefix(unquote(user)) if user else None
+    except ValueError:  # a user name that cannot be a subject token: the default inbox
+        return None
