@@ -223,19 +223,23 @@ async def test_trust_broker_nonce_bucket_refuses_a_replay(session: Session) -> N
 async def test_the_trust_broker_container_probe_passes_with_its_own_credentials(
     session: Session, deployment: Any
 ) -> None:
-    # The HEALTHCHECK command of deploy/Dockerfile's trust-broker target, against a broker health responder.
+    # The HEALTHCHECK command of deploy/Dockerfile's trust-broker target (and the Kubernetes probes), against a
+    # broker health responder: the password comes from the environment, never the command line (finding L8).
     await serve_health(session.clients["trust-broker"], subjects.TRUST_HEALTH, "trust-broker")
     await session.flush()
+    dockerfile = (CONFIG.parents[1] / "Dockerfile").read_text()
+    manifest = (CONFIG.parents[1] / "k8s" / "trust-broker.yaml").read_text()
+    assert "--password-env TRUST_BROKER_NATS__PASSWORD" in dockerfile and "--password " not in dockerfile
+    assert manifest.count("--password-env TRUST_BROKER_NATS__PASSWORD") == 2 and "--password " not in manifest
     probe = [sys.executable, "-m", "stockade.runtime.probe", deployment.server.url]
     probe += ["--subject", subjects.TRUST_HEALTH, "--timeout", "5", "--user", "trust-broker"]
-    ok = await asyncio.create_subprocess_exec(
-        *probe, "--password", deployment.passwords["trust-broker"], stdout=subprocess.PIPE
-    )
-    assert await ok.wait() == 0
-    wrong = await asyncio.create_subprocess_exec(
-        *probe, "--password", "wrong", stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    assert await wrong.wait() == 1
+    probe += ["--password-env", "TRUST_BROKER_NATS__PASSWORD"]
+    for password, status in ((deployment.passwords["trust-broker"], 0), ("wrong", 1)):
+        env = {**os.environ, "TRUST_BROKER_NATS__PASSWORD": password}
+        run = await asyncio.create_subprocess_exec(
+            *probe, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert await run.wait() == status, password
 
 
 async def test_monitoring_health_endpoint_used_by_compose_answers(deployment: Any) -> None:

@@ -240,3 +240,51 @@ def test_key_revoke_announces_the_revocation_once(tmp_path, nats_server_factory)
     away = run(db_url, "key", "revoke", other["id"], "--nats-url", "nats://127.0.0.1:1", "--json")
     assert json.loads(away.stdout.strip().splitlines()[-1])["announced"] is False
     assert "not published" in away.output
+
+
+def test_set_password_needs_eight_characters_and_signs_the_user_out_everywhere(tmp_path):
+    """Finding L6: a password change ends every console session; sign-out everywhere on its own."""
+    from datetime import timedelta
+
+    from stockade.identity.sessions import resolve_session, start_session
+    from stockade.runtime import create_engine, session_factory
+
+    url = f"sqlite+aiosqlite:///{tmp_path}/pw.db"
+    short = runner.invoke(
+        app, ["--db-url", url, "user", "create", "s@example.com", "--password-stdin"], input="short\n"
+    )
+    assert short.exit_code == 1 and "at least 8 characters" in short.output
+    made = runner.invoke(
+        app, ["--db-url", url, "user", "create", "u@example.com", "--password-stdin"], input="long enough\n"
+    )
+    assert made.exit_code == 0, made.output
+
+    async def sessions(action):
+        engine = create_engine(url)
+        try:
+            async with session_factory(engine)() as s:
+                return await action(s)
+        finally:
+            await engine.dispose()
+
+    async def start(s):
+        from stockade.identity.directory import find_user
+
+        user = await find_user(s, "u@example.com")
+        return [(await start_session(s, user.id, timedelta(hours=1))).token for _ in range(2)]
+
+    async def live(s, tokens):
+        return [await resolve_session(s, t) is not None for t in tokens]
+
+    tokens = asyncio.run(sessions(start))
+    refused = runner.invoke(app, ["--db-url", url, "user", "set-password", "u@example.com"], input="short\n")
+    assert refused.exit_code == 1 and asyncio.run(sessions(lambda s: live(s, tokens))) == [True, True]
+    changed = runner.invoke(
+        app, ["--db-url", url, "user", "set-password", "u@example.com", "--json"], input="a new password\n"
+    )
+    assert changed.exit_code == 0 and json.loads(changed.output)["sessions_ended"] == 2, changed.output
+    assert asyncio.run(sessions(lambda s: live(s, tokens))) == [False, False]
+    tokens = asyncio.run(sessions(start))
+    out = runner.invoke(app, ["--db-url", url, "user", "sign-out", "u@example.com", "--json"])
+    assert out.exit_code == 0 and json.loads(out.output)["sessions_ended"] == 2, out.output
+    assert asyncio.run(sessions(lambda s: live(s, tokens))) == [False, False]

@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import select
@@ -80,6 +81,52 @@ async def test_sign_in_session_lifecycle(sessions):
         await set_password(s, user.id, "a new long password")
         assert await verify_credentials(s, "ada@example.org", "correct horse battery") is None
         assert await verify_credentials(s, "ada@example.org", "a new long password") is not None
+
+
+async def test_password_lifecycle_minimum_change_and_idle_end(sessions):
+    """Finding L6: every way a password is set needs 8 characters; a change signs the user out everywhere
+    (sessions and their prompt-api credentials); a session unused past the idle limit ends."""
+    from stockade.identity import InvalidInputError
+    from stockade.identity.access import authenticate
+    from stockade.identity.session_keys import session_credential
+    from stockade.identity.tables import Deployment
+
+    async with sessions() as s:
+        for short in ("", "1234567"):
+            with pytest.raises(InvalidInputError):
+                await create_user(s, f"short{len(short)}@example.org", short)
+            await s.rollback()
+        user = await create_user(s, "lin@example.org", "eight chr")
+        with pytest.raises(InvalidInputError):
+            await set_password(s, user.id, "short")
+        kept = await start_session(s, user.id, timedelta(hours=1))
+        other = await start_session(s, user.id, timedelta(hours=1))
+        credential = await session_credential(
+            s,
+            console_session_id=other.session_id,
+            user_id=user.id,
+            session_token=other.token,
+            session_expires_at=other.expires_at,
+            deployment=Deployment.ONPREM,
+        )
+        assert await authenticate(s, credential, Deployment.ONPREM) is not None
+        assert await set_password(s, user.id, "another long one") == 2
+        assert await resolve_session(s, kept.token) is None and await resolve_session(s, other.token) is None
+        assert await authenticate(s, credential, Deployment.ONPREM) is None
+
+        idle = await start_session(s, user.id, timedelta(hours=12))
+        assert await resolve_session(s, idle.token, timedelta(minutes=30)) is not None
+        row = (
+            await s.execute(select(ConsoleSession).where(ConsoleSession.id == idle.session_id))
+        ).scalar_one()
+        row.last_seen_at -= timedelta(minutes=45)
+        await s.commit()
+        assert await resolve_session(s, idle.token, timedelta(hours=1)) is not None  # within the limit
+        await s.refresh(row)  # that use moved last_seen_at to now
+        row.last_seen_at -= timedelta(minutes=90)
+        await s.commit()
+        assert await resolve_session(s, idle.token, timedelta(hours=1)) is None
+        assert await resolve_session(s, idle.token) is not None  # no idle limit asked: the absolute one holds
 
 
 async def test_sign_in_budget_per_email_and_per_client(sessions):

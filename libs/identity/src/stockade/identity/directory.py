@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity.errors import ConflictError, InvalidInputError, NotFoundError
 from stockade.identity.models import OrganisationPublic, ProjectPublic, UserPublic
-from stockade.identity.passwords import hash_in_worker
+from stockade.identity.passwords import MIN_PASSWORD_LENGTH, hash_in_worker
 from stockade.identity.tables import (
     APPROVER_TAG,
     Base,
@@ -104,6 +104,8 @@ async def create_user(session: AsyncSession, email: str, password: str | None = 
     email = email.strip().lower()
     if not _EMAIL.match(email) or len(email) > 320:
         raise InvalidInputError(f"not an e-mail address: {email!r}")
+    if password is not None and len(password) < MIN_PASSWORD_LENGTH:
+        raise InvalidInputError(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
     user = User(email=email, password_hash=await hash_in_worker(password) if password else None)
     session.add(user)
     await _commit(session, f"user {email!r} exists already")

@@ -22,6 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+MIN_PASSWORD_LENGTH = 8  # every way a password is set (user create, set-password, the console) checks it
+
 HASH_WORKERS = 2
 _HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
 _POOL = ThreadPoolExecutor(max_workers=HASH_WORKERS, thread_name_prefix="password-hash")

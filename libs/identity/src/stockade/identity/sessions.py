@@ -22,7 +22,13 @@ from stockade.identity.db_types import UtcDateTime, new_id, utcnow
 from stockade.identity.directory import find_user
 from stockade.identity.errors import InvalidInputError
 from stockade.identity.models import UserPublic
-from stockade.identity.passwords import hash_in_worker, hash_password, needs_rehash, verify_in_worker
+from stockade.identity.passwords import (
+    MIN_PASSWORD_LENGTH,
+    hash_in_worker,
+    hash_password,
+    needs_rehash,
+    verify_in_worker,
+)
 from stockade.identity.sign_in_limit import (
     SignInBudget,
     SignInFailure,
@@ -55,7 +61,6 @@ __all__ = [
 ]
 
 TOKEN_BYTES = 32
-MIN_PASSWORD_LENGTH = 8
 LAST_SEEN_GRANULARITY = timedelta(minutes=1)
 # Verified when the e-mail is unknown, so an unknown user costs the same argon2 work as a known one.
 _DUMMY_PASSWORD_HASH = hash_password(secrets.token_urlsafe(16))
@@ -106,12 +111,15 @@ def csrf_matches(token: str, presented: str | None) -> bool:
     return presented is not None and hmac.compare_digest(csrf_token_for(token), presented)
 
 
-async def set_password(session: AsyncSession, user: str, password: str) -> None:
+async def set_password(session: AsyncSession, user: str, password: str) -> int:
+    """Set ``user``'s password and sign them out everywhere (every session and its prompt-api credential end:
+    whoever held a session under the old password holds nothing now). Returns the number of sessions ended."""
     if len(password) < MIN_PASSWORD_LENGTH:
         raise InvalidInputError(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
     row = await find_user(session, user)
     row.password_hash = await hash_in_worker(password)
     await session.commit()
+    return await end_user_sessions(session, row.id)
 
 
 async def verify_credentials(session: AsyncSession, email: str, password: str) -> UserPublic | None:
@@ -145,8 +153,11 @@ async def start_session(session: AsyncSession, user_id: str, ttl: timedelta) -> 
     return StartedSession(row.id, token, csrf_token_for(token), row.expires_at)
 
 
-async def resolve_session(session: AsyncSession, token: str | None) -> SessionPrincipal | None:
-    """The live session of ``token``: None for a missing, unknown, expired or signed-out one."""
+async def resolve_session(
+    session: AsyncSession, token: str | None, idle: timedelta | None = None
+) -> SessionPrincipal | None:
+    """The live session of ``token``: None for a missing, unknown, expired or signed-out one, and with ``idle``
+    for one unused for longer than that (``last_seen_at`` moves at most once a minute)."""
     if not token or len(token) > 200:
         return None
     row = (
@@ -161,6 +172,8 @@ async def resolve_session(session: AsyncSession, token: str | None) -> SessionPr
     live, user = row
     now = utcnow()
     if live.revoked_at is not None or live.expires_at <= now:
+        return None
+    if idle is not None and now - live.last_seen_at > idle + LAST_SEEN_GRANULARITY:
         return None
     principal = SessionPrincipal(
         live.id, UserPublic.model_validate(user), live.expires_at, csrf_token_for(token)

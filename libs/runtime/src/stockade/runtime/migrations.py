@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,15 +105,23 @@ class Migrations:
         await upgrade_async(url, self.schemas)
 
     def main(self, argv: list[str] | None = None) -> int:
-        """``python -m <package>.migrate [--url URL]``: upgrade the schemas and say which are up to date."""
+        """``python -m <package>.migrate [--url URL | --url-env NAME]``: upgrade the schemas and say which are up
+        to date. ``--url-env`` reads the URL (which holds the database password) from an environment variable, so
+        it never appears in a process list (``ps``, ``/proc/<pid>/cmdline``)."""
         names = " and ".join(schema.name for schema in self.schemas)
         parser = argparse.ArgumentParser(
             prog=f"python -m {self.package}.migrate", description=f"Bring the {names} schemas up to date."
         )
-        parser.add_argument(
-            "--url", default=DEFAULT_SQLITE_URL, help="database URL (default: the embedded SQLite)"
-        )
-        self.upgrade(parser.parse_args(argv).url)
+        source = parser.add_mutually_exclusive_group()
+        source.add_argument("--url", help="database URL (default: the embedded SQLite)")
+        source.add_argument("--url-env", metavar="NAME", help="read the database URL from this variable")
+        args = parser.parse_args(argv)
+        url = args.url or DEFAULT_SQLITE_URL
+        if args.url_env:
+            url = os.environ.get(args.url_env, "")
+            if not url:
+                parser.error(f"the environment variable {args.url_env} is not set")
+        self.upgrade(url)
         print(
             f"{names} {'schema is' if len(self.schemas) == 1 else 'schemas are'} up to date", file=sys.stderr
         )

@@ -1,7 +1,8 @@
 """Health probe for containers and scripts.
 
     python -m stockade.runtime.probe http://127.0.0.1:8101/healthz
-    python -m stockade.runtime.probe nats://nats:4222 --subject trust.cmd.health.v1
+    python -m stockade.runtime.probe nats://nats:4222 --subject trust.cmd.health.v1 \
+        --user trust-broker --password-env TRUST_BROKER_NATS__PASSWORD
 
 Exit code 0 when healthy, 1 otherwise (with the reason on stderr).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -46,8 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subject", help="NATS request subject (for nats:// URLs)")
     parser.add_argument("--timeout", type=float, default=3.0)
     parser.add_argument("--user")
-    parser.add_argument("--password")
+    secret = parser.add_mutually_exclusive_group()
+    secret.add_argument("--password", help="prefer --password-env: argv is visible in the process list")
+    secret.add_argument("--password-env", metavar="NAME", help="read the NATS password from this variable")
     args = parser.parse_args(argv)
+    if args.password_env:
+        args.password = os.environ.get(args.password_env) or None
     try:
         if args.url.startswith(("http://", "https://")):
             out = probe_http(args.url, args.timeout)

@@ -4,6 +4,7 @@ permissions of docs/permissions.md (the platform administrator role, the project
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
 
@@ -101,7 +102,8 @@ def check_same_origin(request: Request, settings: ModelApiSettings) -> None:
 
 async def current_session(request: Request, db: DbDep, settings: SettingsDep) -> SessionPrincipal | None:
     token = request.cookies.get(settings.session.cookie_name)
-    principal = await resolve_session(db, token)
+    idle = settings.session.idle_minutes
+    principal = await resolve_session(db, token, timedelta(minutes=idle) if idle else None)
     await db.commit()  # end the read transaction: the route sees the newest rows
     if principal is not None:
         request.state.session_token = token

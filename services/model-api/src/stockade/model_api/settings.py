@@ -18,6 +18,12 @@ class SessionSettings(BaseModel):
 
     cookie_name: str = Field(default="stockade_session", description="Name of the session cookie.")
     ttl_hours: float = Field(default=12.0, gt=0, le=24 * 30, description="Absolute lifetime of a session.")
+    idle_minutes: float = Field(
+        default=60.0,
+        ge=0,
+        le=24 * 60 * 30,
+        description="A session unused for this long ends (0: no idle limit; ttl_hours holds either way).",
+    )
     secure: Literal["auto", "always", "never"] = Field(
         default="always",
         description="Secure cookie attribute: always (default; browsers also keep it on http://localhost), auto "
