@@ -61,6 +61,7 @@ async def test_api_key_is_sent_as_bearer(scripted_service) -> None:
     check = make_check(scripted_service.url, api_key="k-123")
     await check.run("x", CTX)
     assert scripted_service.headers[0]["Authorization"] == "Bearer k-123"
+    assert "k-123" not in repr(check.config) and "k-123" not in str(check.config.model_dump())  # L8
     await check.aclose()
 
 

@@ -43,6 +43,7 @@ async def test_batches_wait_in_jetstream_until_the_store_is_back(
 
             down = await kit.wait_for(failing, within_s=20)
             assert down and down["schema_ready"] is False and down["inserted"] == 0
+            assert down["last_error"] == "a store error: see the guardrail-ingest log"  # no store text (L8)
 
             moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
             moto.start()

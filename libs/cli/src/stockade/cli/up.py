@@ -53,8 +53,17 @@ def run_up(cfg: StackConfig) -> int:
     return code
 
 
+def prepare_state_dir(cfg: StackConfig) -> None:
+    """The state directory holds the database (password and key hashes), the demo key and the NATS passwords:
+    readable by its owner only (0700, the database 0600), whatever the umask (review finding L8)."""
+    cfg.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    cfg.state_dir.chmod(0o700)
+    cfg.db_path.touch(mode=0o600)
+    cfg.db_path.chmod(0o600)
+
+
 def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: list[bool]) -> int:
-    cfg.state_dir.mkdir(parents=True, exist_ok=True)
+    prepare_state_dir(cfg)
     print(f"Stockade embedded stack in {cfg.state_dir} (logs in {cfg.log_dir})", flush=True)
     check_ports(cfg)
     if not is_loopback(cfg.host):

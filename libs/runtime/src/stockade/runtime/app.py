@@ -85,9 +85,12 @@ def create_service_app(
     on_startup: Callable[[ServiceState[S]], Awaitable[S]] | None = None,
     on_shutdown: Callable[[S], Awaitable[None]] | None = None,
     security_headers: Mapping[str, str | None] | None = None,
+    docs: bool = True,
 ) -> FastAPI:
     """``security_headers``: overrides of :data:`stockade.runtime.security_headers.DEFAULT_HEADERS` (a service
-    with browser pages passes its own content security policy).
+    with browser pages passes its own content security policy). ``docs``: whether ``/docs`` and ``/redoc`` are
+    served unless ``http.docs`` says otherwise (their script comes from a CDN: a service with pages of its own
+    keeps them off, finding L8).
 
     ``on_startup`` runs after the engine and NATS exist, may declare subscribers on ``state.broker``, and
     returns the service's own state (``state.own``); ``on_shutdown`` gets that state back and runs before the
@@ -162,7 +165,14 @@ def create_service_app(
     # FastAPI's own OpenTelemetry spans (one per request plus one per dependency, endpoint and serialisation) turn
     # on as soon as a tracer provider is installed and tripled the cost of a trivial request here (44 -> 145 us):
     # off; the observability middleware makes the request's one server span.
-    app = FastAPI(title=title, lifespan=lifespan, telemetry={"tracing": False, "operation_spans": False})
+    pages = docs if settings.http.docs is None else settings.http.docs
+    app = FastAPI(
+        title=title,
+        lifespan=lifespan,
+        telemetry={"tracing": False, "operation_spans": False},
+        docs_url="/docs" if pages else None,
+        redoc_url="/redoc" if pages else None,
+    )
     app.state.service = state
     install_error_handlers(app)
     install_security_headers(app, security_headers, hsts_max_age_s=settings.http.hsts_max_age_s)

@@ -93,6 +93,12 @@ class HttpSettings(BaseModel):
         ge=0,
         description="Strict-Transport-Security max-age sent on requests that came over https (0: none).",
     )
+    docs: bool | None = Field(
+        default=None,
+        description="Serve the interactive API pages /docs and /redoc (their script comes from a CDN, exempt from "
+        "the content security policy). None: the service's default (on, but off on model-api, the console's "
+        "origin). /openapi.json is served either way.",
+    )
 
 
 class LogSettings(BaseModel):

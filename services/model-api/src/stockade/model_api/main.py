@@ -84,6 +84,7 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
         on_startup=on_startup,
         on_shutdown=on_shutdown,
         security_headers=SECURITY_HEADERS,
+        docs=False,  # the console's origin runs no CDN script: MODEL_API_HTTP__DOCS=true turns them on
     )
     _install_handlers(app)
 

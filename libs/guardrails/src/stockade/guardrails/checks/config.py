@@ -6,7 +6,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from stockade.guardrails.checks.classification.config import (
     AttackClass,
@@ -207,7 +207,10 @@ class ToxicityConfig(CheckSettings):
 
     enabled: bool = Field(default=False, description="Run this check (needs a classification service).")
     url: str = Field(default="http://127.0.0.1:8090/classify", description="POST endpoint of the service.")
-    api_key: str | None = Field(default=None, description="Sent as 'Authorization: Bearer <key>' if set.")
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="Sent as 'Authorization: Bearer <key>' if set (never shown in reprs or logs).",
+    )
     threshold: float = Field(default=0.5, ge=0, le=1, description="Score at which a class counts.")
     label_map: dict[str, ToxicityClass] = Field(
         default_factory=_default_label_map, description="Service label (case-insensitive) -> class."

@@ -37,7 +37,8 @@ class ClassificationClient:
     def _http(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop or self._client.is_closed:
-            headers = {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
+            key = self.config.api_key.get_secret_value() if self.config.api_key else ""
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
             self._client = httpx.AsyncClient(
                 timeout=self.config.request_timeout_s,
                 limits=httpx.Limits(max_connections=self.config.max_connections),
