@@ -154,7 +154,7 @@ def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
             print(f"  demo ingest key     STOCKADE_INGEST_KEY={demo.ingest_key}")
         if cfg.demo:
             print(
-                f"  prompts and skills  http://{cfg.host}:{cfg.model_port}/projects (connect the demo API key)"
+                f"  prompts and skills  http://{cfg.host}:{cfg.model_port}/projects (signed in, no key to paste)"
             )
         url = f"http://{cfg.host}:{cfg.prompt_port}/prompts?project_id={demo.project_id}"
         print(f"  try:  curl -H 'X-API-Key: {demo.api_key}' '{url}'")
