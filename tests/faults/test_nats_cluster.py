@@ -22,6 +22,7 @@ from typing import Any
 import nats
 import pytest
 
+from stockade.contracts import subjects
 from stockade.testing.nats import NatsServer, NatsServerFactory
 from stockade.testing.ports import free_port
 
@@ -40,10 +41,12 @@ class Cluster:
         self.replicas: list[int] = []  # of the stream whose leader was killed
 
     def who(self, role: str) -> dict[str, Any]:
-        options: dict[str, Any] = {"user": role, "password": self.passwords[role]}
-        if role in AGENTS:
-            options["inbox_prefix"] = f"_INBOX_{role}"
-        return options
+        # every user, agent or service, reads replies on its own prefix only (deploy/nats)
+        return {
+            "user": role,
+            "password": self.passwords[role],
+            "inbox_prefix": subjects.user_reply_prefix(role),
+        }
 
     async def stream_info(self, stream: str, as_user: str) -> Any:
         """``stream``'s info now (its leader and replicas), asked as ``as_user``."""
