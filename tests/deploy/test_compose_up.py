@@ -403,7 +403,14 @@ async def trust_broker_health(url: str, user: str, password: str) -> dict[str, o
 
     from stockade.contracts import subjects
 
-    nc = await nats.connect(url, user=user, password=password, connect_timeout=5, max_reconnect_attempts=1)
+    nc = await nats.connect(
+        url,
+        user=user,
+        password=password,
+        inbox_prefix=subjects.user_reply_prefix(user),  # the only replies deploy/nats lets the user read
+        connect_timeout=5,
+        max_reconnect_attempts=1,
+    )
     try:
         return json.loads((await nc.request(subjects.TRUST_HEALTH, b"{}", timeout=5)).data)
     finally:
