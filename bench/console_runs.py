@@ -89,7 +89,8 @@ SELECT
   '3' AS prompt_version,
   concat('corr-', toString(r)) AS correlation_id,
   '{{}}' AS labels,
-  now64(6) AS received_at
+  now64(6) AS received_at,
+  'bench-key' AS ingest_key_id
 FROM (SELECT number AS n, intDiv(number, 5) AS r, number % 5 AS j, cityHash64(number) AS h,
              toUnixTimestamp(now()) - {span} AS base, {span} AS span
       FROM numbers({start}, {count}))

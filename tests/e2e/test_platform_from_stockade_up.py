@@ -16,8 +16,8 @@ talks to it only over its published HTTP ports and its NATS server:
 
 The second store is the test plugin's DynamoDB (moto): the embedded stack's own store is chdb, which one process
 only may open, and no second embedded store exists. ``stockade up`` passes the environment on to its services, so
-the test gives guardrail-ingest (``GUARDRAIL_INGEST_SINK__DYNAMODB_URL``) and model-api
-(``MODEL_API_RUNS__DYNAMODB_URL``) the endpoint, the way a deployment names each store's connection settings.
+the test gives guardrail-ingest (``GUARDRAIL_INGEST_SINK__DYNAMODB_URL``) the endpoint, the way a deployment names
+each store's connection settings; the console reads it through guardrail-ingest (``guardrail.cmd.read_runs.v2``).
 A trust rejection names the project of the agent it was for (``stockade up``'s demo agents work for the demo
 project). The agent's sink sends guardrail-ingest's deployment-wide key (``INGEST__API_KEY``, set in the same
 environment).
@@ -168,8 +168,6 @@ def platform(tmp_path: Path, dynamodb_endpoint: str, unique_name: Callable[[str]
     env = {
         "GUARDRAIL_INGEST_SINK__DYNAMODB_URL": dynamodb_endpoint,
         "GUARDRAIL_INGEST_SINK__TABLE": table,
-        "MODEL_API_RUNS__DYNAMODB_URL": dynamodb_endpoint,
-        "MODEL_API_RUNS__TABLE": table,
         "GUARDRAIL_INGEST_INGEST__API_KEY": INGEST_KEY,
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",

@@ -301,7 +301,7 @@ def test_first_start_seeds_demo_content_the_console_shows_and_no_demo_skips_it(s
 
 def test_the_console_shows_the_seeded_runs_and_new_ones_read_through_ingest(stack):
     """The run store of `stockade up` is chdb, which guardrail-ingest's process holds: the console's run pages read
-    it through guardrail-ingest (guardrail.cmd.read_runs.v1) with no setting from the user."""
+    it through guardrail-ingest (guardrail.cmd.read_runs.v2) with no setting from the user."""
     import re
     import uuid
     from datetime import UTC, datetime
