@@ -5,6 +5,7 @@ import shutil
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import httpx
@@ -165,6 +166,33 @@ async def world(sessions) -> World:
         carols.key,
         write.id,
     )
+
+
+@pytest.fixture
+def console_credential(sessions):
+    """``await console_credential(user_id, now=None, deployment=ONPREM)``: a new console session of the user and
+    its prompt-api credential (``stockade.identity.session_keys``); ``now`` in the past makes an expired one."""
+    from datetime import timedelta
+
+    from stockade.identity.session_keys import session_credential
+    from stockade.identity.sessions import start_session
+    from stockade.identity.tables import Deployment
+
+    async def make(user_id: str, now=None, deployment=Deployment.ONPREM) -> tuple[Any, str]:
+        async with sessions() as s:
+            started = await start_session(s, user_id, timedelta(hours=12))
+            key = await session_credential(
+                s,
+                console_session_id=started.session_id,
+                user_id=user_id,
+                session_token=started.token,
+                session_expires_at=started.expires_at,
+                deployment=deployment,
+                now=now,
+            )
+        return started, key
+
+    return make
 
 
 @pytest.fixture

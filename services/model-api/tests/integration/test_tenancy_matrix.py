@@ -28,6 +28,7 @@ from stockade.guardrail_ingest.audit import to_record
 from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
 from stockade.model_api.main import create_app
 from stockade.model_api.settings import PromptApiLink, RunStoreSettings
+from stockade.testing.asgi import routes_of
 
 from .conftest import SKILL_MD, ingest_reads, serve, store_batches
 
@@ -393,26 +394,9 @@ RULES: list[Rule] = [
 ]
 
 
-def _routes(app: Any) -> set[tuple[str, str]]:
-    """Every (method, path) the app answers, from its router (included routers walked; HEAD left out)."""
-    found: set[tuple[str, str]] = set()
-
-    def walk(routes: list[Any]) -> None:
-        for route in routes:
-            if hasattr(route, "original_router"):
-                walk(route.original_router.routes)
-            elif hasattr(route, "app") and not hasattr(route, "methods"):  # a mount (static files)
-                found.add(("GET", route.path))
-            else:
-                found.update((m, route.path) for m in route.methods or () if m != "HEAD")
-
-    walk(app.routes)
-    return found
-
-
 def test_every_route_of_the_app_has_a_rule(settings_for, tmp_path):
     app = create_app(settings_for(f"sqlite+aiosqlite:///{tmp_path}/x.db", "nats://127.0.0.1:1"))
-    routes = _routes(app)
+    routes = routes_of(app)
     ruled = {(r.method, r.template) for r in RULES}
     assert routes - ruled == set(), "routes without a rule in the tenancy matrix (docs/permissions.md)"
     assert ruled - routes == set(), "rules for routes the app does not have"

@@ -14,21 +14,6 @@ from stockade.identity.tables import Deployment
 READ = "/prompts/active-prompt-version"
 
 
-async def _credential(sessions, user_id, *, now=None, deployment=Deployment.ONPREM):
-    async with sessions() as s:
-        started = await start_session(s, user_id, timedelta(hours=12))
-        key = await session_credential(
-            s,
-            console_session_id=started.session_id,
-            user_id=user_id,
-            session_token=started.token,
-            session_expires_at=started.expires_at,
-            deployment=deployment,
-            now=now,
-        )
-    return started, key
-
-
 async def _publish(client, key, project_id, content="v"):
     return await client.post(
         READ,
@@ -37,9 +22,11 @@ async def _publish(client, key, project_id, content="v"):
     )
 
 
-async def test_the_credential_acts_as_the_user_within_their_rights(client, world, sessions):
+async def test_the_credential_acts_as_the_user_within_their_rights(
+    client, world, sessions, console_credential
+):
     assert (await _publish(client, world.write_key, world.direct.id)).status_code == 201
-    _, key = await _credential(sessions, world.alice.id)
+    _, key = await console_credential(world.alice.id)
     assert keys.key_id_of(key) is not None  # an ordinary, well-formed key
 
     listed = await client.get("/prompts", params={"project_id": world.direct.id}, headers={"X-API-Key": key})
@@ -56,7 +43,7 @@ async def test_the_credential_acts_as_the_user_within_their_rights(client, world
     assert (await _publish(client, key, world.foreign.id)).status_code == 403
     assert (await _publish(client, key, world.review.id)).status_code == 403  # Manual review, no approver tag
     # carol (organisation member, no project) gets nothing of alice's project through her own credential
-    _, carols = await _credential(sessions, world.carol.id)
+    _, carols = await console_credential(world.carol.id)
     listed = await client.get(
         "/prompts", params={"project_id": world.direct.id}, headers={"X-API-Key": carols}
     )
@@ -67,9 +54,11 @@ async def test_the_credential_acts_as_the_user_within_their_rights(client, world
         assert keys.key_id_of(key) not in {k.id for k in await identity.list_api_keys(s, world.alice.id)}
 
 
-async def test_an_expired_credential_is_refused_like_a_revoked_key(client, world, sessions):
+async def test_an_expired_credential_is_refused_like_a_revoked_key(
+    client, world, sessions, console_credential
+):
     assert (await _publish(client, world.write_key, world.direct.id)).status_code == 201
-    _, key = await _credential(sessions, world.alice.id, now=utcnow() - CREDENTIAL_TTL - timedelta(seconds=1))
+    _, key = await console_credential(world.alice.id, now=utcnow() - CREDENTIAL_TTL - timedelta(seconds=1))
     listed = await client.get("/prompts", params={"project_id": world.direct.id}, headers={"X-API-Key": key})
     assert listed.status_code == 401
     assert (await _publish(client, key, world.direct.id)).status_code == 401
@@ -77,9 +66,9 @@ async def test_an_expired_credential_is_refused_like_a_revoked_key(client, world
     assert read.status_code == 404
 
 
-async def test_sign_out_ends_the_credential(client, world, sessions):
+async def test_sign_out_ends_the_credential(client, world, sessions, console_credential):
     assert (await _publish(client, world.write_key, world.direct.id)).status_code == 201
-    started, key = await _credential(sessions, world.alice.id)
+    started, key = await console_credential(world.alice.id)
     headers = {"X-API-Key": key}
     assert (
         await client.get("/prompts", params={"project_id": world.direct.id}, headers=headers)
@@ -92,9 +81,7 @@ async def test_sign_out_ends_the_credential(client, world, sessions):
     read = await client.get(READ, params={"api_key": key, "project_id": world.direct.id, "prompt_name": "p"})
     assert read.status_code == 404
 
-    _, other = await _credential(
-        sessions, world.alice.id
-    )  # sign-out everywhere ends every session's credential
+    _, other = await console_credential(world.alice.id)  # sign-out everywhere ends every session's credential
     async with sessions() as s:
         assert await end_user_sessions(s, world.alice.id) >= 1
     assert (
@@ -125,6 +112,6 @@ async def test_the_credential_is_reused_renewed_and_bound_to_the_session_token(c
     assert listed.status_code == 401
 
 
-async def test_a_hosted_deployment_credential_only_reads(client, world, sessions):
-    _, key = await _credential(sessions, world.alice.id, deployment=Deployment.HOSTED)
+async def test_a_hosted_deployment_credential_only_reads(client, world, sessions, console_credential):
+    _, key = await console_credential(world.alice.id, deployment=Deployment.HOSTED)
     assert (await _publish(client, key, world.direct.id)).status_code == 403

@@ -11,9 +11,7 @@ from sqlalchemy import event
 from stockade import identity
 from stockade.identity import keys
 from stockade.identity.db_types import utcnow
-from stockade.identity.session_keys import CREDENTIAL_TTL, session_credential
-from stockade.identity.sessions import start_session
-from stockade.identity.tables import Deployment
+from stockade.identity.session_keys import CREDENTIAL_TTL
 from stockade.prompt_api import prompts
 from stockade.prompt_api.read_batch import READ_ACTIVE_BATCH_SQL
 from stockade.prompt_api.read_path import SqlAlchemyReader
@@ -21,22 +19,7 @@ from stockade.prompt_api.read_path import SqlAlchemyReader
 PATH = "/prompts/active-prompt-version"
 
 
-async def _expired_credential(sessions, user_id):
-    """A console session's credential past its lifetime."""
-    async with sessions() as s:
-        started = await start_session(s, user_id, timedelta(hours=12))
-        return await session_credential(
-            s,
-            console_session_id=started.session_id,
-            user_id=user_id,
-            session_token=started.token,
-            session_expires_at=started.expires_at,
-            deployment=Deployment.ONPREM,
-            now=utcnow() - CREDENTIAL_TTL - timedelta(seconds=1),
-        )
-
-
-async def test_every_path_does_the_same_work(client, world, sessions, monkeypatch):
+async def test_every_path_does_the_same_work(client, world, sessions, monkeypatch, console_credential):
     r = await client.post(
         PATH,
         headers={"X-API-Key": world.write_key},
@@ -46,7 +29,9 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
     async with sessions() as s:
         revoked = await identity.create_api_key(s, world.alice.id, scope="read")
         await identity.revoke_api_key(s, revoked.id)
-    expired = await _expired_credential(sessions, world.alice.id)
+    _, expired = await console_credential(
+        world.alice.id, now=utcnow() - CREDENTIAL_TTL - timedelta(seconds=1)
+    )
     counts = {"sql": 0, "hash": 0, "compare": 0}
 
     def on_sql(*_):
@@ -104,7 +89,9 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
     assert all(c == {"sql": 1, "hash": 1, "compare": 1} for c in seen.values()), seen
 
 
-async def test_the_statement_opens_content_only_for_a_hit(client, world, sessions, db_url):
+async def test_the_statement_opens_content_only_for_a_hit(
+    client, world, sessions, db_url, console_credential
+):
     """Finding L4: every cause of the 404 gets one row from the statement, and none of them reads the content
     (its size cannot show in the time of a refusal). Asked of the statement itself, on each database kind."""
     big = "x" * 50_000
@@ -117,7 +104,9 @@ async def test_the_statement_opens_content_only_for_a_hit(client, world, session
     async with sessions() as s:
         revoked = await identity.create_api_key(s, world.alice.id, scope="read")
         await identity.revoke_api_key(s, revoked.id)
-    expired = await _expired_credential(sessions, world.alice.id)
+    _, expired = await console_credential(
+        world.alice.id, now=utcnow() - CREDENTIAL_TTL - timedelta(seconds=1)
+    )
     good = (world.write_key, world.direct.id, "p")
     cases = {
         "hit": good,

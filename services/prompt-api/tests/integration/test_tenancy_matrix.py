@@ -22,10 +22,9 @@ import pytest
 
 from stockade import identity
 from stockade.identity.db_types import utcnow
-from stockade.identity.session_keys import CREDENTIAL_TTL, session_credential
-from stockade.identity.sessions import start_session
-from stockade.identity.tables import Deployment
+from stockade.identity.session_keys import CREDENTIAL_TTL
 from stockade.prompt_api.main import create_app
+from stockade.testing.asgi import routes_of
 
 ROLES = (
     "anonymous",
@@ -63,21 +62,8 @@ class World:
     proposals: dict[str, str]  # "prompt-approve", "prompt-reject", "skill-approve", "skill-reject"
 
 
-async def _credential(s: Any, user_id: str, now: Any = None) -> str:
-    started = await start_session(s, user_id, timedelta(hours=12))
-    return await session_credential(
-        s,
-        console_session_id=started.session_id,
-        user_id=user_id,
-        session_token=started.token,
-        session_expires_at=started.expires_at,
-        deployment=Deployment.ONPREM,
-        now=now,
-    )
-
-
 @pytest.fixture
-async def world(client, sessions) -> World:
+async def world(client, sessions, console_credential) -> World:
     async with sessions() as s:
         org_a = await identity.create_organisation(s, "org-a")
         org_b = await identity.create_organisation(s, "org-b")
@@ -94,13 +80,13 @@ async def world(client, sessions) -> World:
         keys: dict[str, str | None] = {
             "anonymous": None,
             "revoked": revoked.key,
-            "expired": await _credential(s, users["a"].id, utcnow() - CREDENTIAL_TTL - timedelta(seconds=1)),
+            "expired": (await console_credential(users["a"].id, utcnow() - CREDENTIAL_TTL - timedelta(1)))[1],
             "ingest_a": (await identity.create_api_key(s, users["a"].id, scope="ingest", project=pa.id)).key,
             "member_b": (await identity.create_api_key(s, users["b"].id, scope="write")).key,
             "outsider_a": (await identity.create_api_key(s, users["out"].id, scope="write")).key,
             "reader_a": (await identity.create_api_key(s, users["a"].id, scope="read")).key,
             "member_a": (await identity.create_api_key(s, users["a"].id, scope="write")).key,
-            "session_a": await _credential(s, users["a"].id),
+            "session_a": (await console_credential(users["a"].id))[1],
             "approver_a": (await identity.create_api_key(s, users["approver"].id, scope="write")).key,
         }
 
@@ -319,26 +305,9 @@ RULES: list[Rule] = [
 ]
 
 
-def _routes(app: Any) -> set[tuple[str, str]]:
-    """Every (method, path) the app answers, from its router (included routers walked; HEAD left out)."""
-    found: set[tuple[str, str]] = set()
-
-    def walk(routes: list[Any]) -> None:
-        for route in routes:
-            if hasattr(route, "original_router"):
-                walk(route.original_router.routes)
-            elif hasattr(route, "app") and not hasattr(route, "methods"):  # a mount
-                found.add(("GET", route.path))
-            else:
-                found.update((m, route.path) for m in route.methods or () if m != "HEAD")
-
-    walk(app.routes)
-    return found
-
-
 def test_every_route_of_the_app_has_a_rule(settings_for, tmp_path):
     app = create_app(settings_for(f"sqlite+aiosqlite:///{tmp_path}/x.db"), configure_logs=False)
-    routes = _routes(app)
+    routes = routes_of(app)
     ruled = {(r.method, r.template) for r in RULES}
     assert routes - ruled == set(), "routes without a rule in the tenancy matrix (docs/permissions.md)"
     assert ruled - routes == set(), "rules for routes the app does not have"

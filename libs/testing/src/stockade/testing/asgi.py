@@ -1,4 +1,4 @@
-"""Serve an ASGI app under uvicorn on a free loopback port, inside the test's event loop."""
+"""Serve an ASGI app under uvicorn on a free loopback port, inside the test's event loop; list an app's routes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from stockade.testing.ports import free_port
 
-__all__ = ["serving"]
+__all__ = ["routes_of", "serving"]
 
 
 @asynccontextmanager
@@ -40,3 +40,22 @@ async def serving(app: Any, *, startup_timeout_s: float = 30.0) -> AsyncIterator
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, timeout=30)
+
+
+def routes_of(app: Any) -> set[tuple[str, str]]:
+    """Every ``(method, path)`` a FastAPI app answers, from its own router: included routers walked, a mount (static
+    files) as ``GET``, ``HEAD`` left out. The tenancy matrices compare it with their rules, so a new route without
+    a rule fails."""
+    found: set[tuple[str, str]] = set()
+
+    def walk(routes: list[Any]) -> None:
+        for route in routes:
+            if hasattr(route, "original_router"):
+                walk(route.original_router.routes)
+            elif hasattr(route, "app") and not hasattr(route, "methods"):  # a mount
+                found.add(("GET", route.path))
+            else:
+                found.update((m, route.path) for m in route.methods or () if m != "HEAD")
+
+    walk(app.routes)
+    return found
