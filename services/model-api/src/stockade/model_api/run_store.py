@@ -139,9 +139,9 @@ class RunStoreClient:
         detail, events = reply.run, list(reply.run.events)
         while reply.next_offset is not None and reply.next_offset < MAX_RUN_EVENTS:
             # the same run: its project from the first reply, so a reused run id cannot switch project midway
-            command = GetRun(
-                scope=scope, run_id=run_id, project_id=detail.project_id, offset=reply.next_offset
-            )
+            # (a record of no project is stored as ""; None asks for it the way the first request did)
+            project = detail.project_id or None
+            command = GetRun(scope=scope, run_id=run_id, project_id=project, offset=reply.next_offset)
             reply = await self._ask(command, RunDetailReply)
             events += reply.run.events
         if not events:

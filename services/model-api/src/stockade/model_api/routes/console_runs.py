@@ -156,7 +156,8 @@ async def export_events(
     reader, _ = await _reader(db, readers)
     pages = reader.export(scope, filters, settings.runs.max_export_events)
     try:
-        first: list[dict[str, Any]] = await anext(pages, [])  # a store that cannot be read is a 503 before anything is sent
+        # a store that cannot be read is a 503 before anything is sent
+        first: list[dict[str, Any]] = await anext(pages, [])
     except RunStoreUnavailable as exc:
         return render(request, "error.html", user, 503, title="Run store unavailable", message=str(exc))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
