@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import tempfile
 import threading
 from functools import lru_cache
@@ -77,7 +78,8 @@ def shared_analyzer(
     ``ner_matmul="numpy"``: the spaCy layers multiply with numpy's BLAS, one thread (``use_numpy_matmul``);
     ``"blis"``: thinc's default."""
     # The e-mail recognizer's tldextract fetches the suffix list; give it a writable cache (it falls back offline).
-    os.environ.setdefault("TLDEXTRACT_CACHE", str(Path(tempfile.gettempdir()) / "stockade-tldextract"))
+    if "TLDEXTRACT_CACHE" not in os.environ:
+        os.environ["TLDEXTRACT_CACHE"] = str(private_cache_dir("stockade-tldextract"))
     if offline_suffix_list:
         _use_bundled_suffix_list()
     presidio = require("presidio_analyzer", extra="pii", feature=FEATURE)
@@ -149,3 +151,19 @@ def _use_bundled_suffix_list() -> None:
 def operators() -> dict[str, Any]:
     ops = require("presidio_anonymizer.operators", extra="pii", feature=FEATURE)
     return {"mask": ops.Replace(), "redact": ops.Redact(), "hash": ops.Hash()}
+
+
+def private_cache_dir(name: str) -> Path:
+    """A cache directory in the temp dir that only this user can write: ``<tmp>/<name>-<uid>``, mode 0700, used
+    only when this user owns it and nobody else may write it; otherwise a fresh private one. A fixed, shared
+    path could be created first by another local user and fed a poisoned suffix list (review finding L8)."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    path = Path(tempfile.gettempdir()) / f"{name}-{uid}"
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        info = path.lstat()
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == uid and not info.st_mode & 0o022:
+            return path
+    except OSError:
+        pass
+    return Path(tempfile.mkdtemp(prefix=f"{name}-"))
