@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stockade.guardrails.checks.pii.gates import gate_patterns
 from stockade.guardrails.checks.pii.postfilter import line_local
 from stockade.guardrails.checks.pii.wordlists import COUNTRIES
 from stockade.guardrails.extras import require
@@ -97,26 +98,40 @@ PHONE_PATTERN = (
 )
 
 
+# Necessary conditions of the slow patterns (gates.py): a text without a match of the gate has no match.
+ADDRESS_GATES = {
+    "eu_suffix": rf"(?i)(?:{_EU_SUFFIX})\s+\d",  # the suffix, whitespace and the house number
+    "cue": r"(?i)(?:address|live|located|reside|ship|deliver|send)",  # a word of the lookbehind
+}
+PLACE_GATES = {"place_cue": r"(?i)(?:live|moved)"}
+
+
 def location_recognizers(language: str = "en") -> list[Any]:
     presidio = require("presidio_analyzer", extra="pii", feature="PII/PHI detection")
     pattern_recognizer: Any = presidio.PatternRecognizer
     pattern: Any = presidio.Pattern
     return [
-        pattern_recognizer(
-            supported_entity="STREET_ADDRESS",
-            name="StreetAddressRecognizer",
-            supported_language=language,
-            global_regex_flags=CASE_SENSITIVE,
-            patterns=[pattern(name, line_local(regex), score) for name, regex, score in ADDRESS_PATTERNS],
-            context=_ADDRESS_CONTEXT,
+        gate_patterns(
+            pattern_recognizer(
+                supported_entity="STREET_ADDRESS",
+                name="StreetAddressRecognizer",
+                supported_language=language,
+                global_regex_flags=CASE_SENSITIVE,
+                patterns=[pattern(name, line_local(regex), score) for name, regex, score in ADDRESS_PATTERNS],
+                context=_ADDRESS_CONTEXT,
+            ),
+            ADDRESS_GATES,
         ),
-        pattern_recognizer(
-            supported_entity="LOCATION",
-            name="PlaceNameRecognizer",
-            supported_language=language,
-            global_regex_flags=CASE_SENSITIVE,
-            patterns=[pattern(name, line_local(regex), score) for name, regex, score in PLACE_PATTERNS],
-            context=_ADDRESS_CONTEXT,
+        gate_patterns(
+            pattern_recognizer(
+                supported_entity="LOCATION",
+                name="PlaceNameRecognizer",
+                supported_language=language,
+                global_regex_flags=CASE_SENSITIVE,
+                patterns=[pattern(name, line_local(regex), score) for name, regex, score in PLACE_PATTERNS],
+                context=_ADDRESS_CONTEXT,
+            ),
+            PLACE_GATES,
         ),
         pattern_recognizer(
             supported_entity="LOCATION",

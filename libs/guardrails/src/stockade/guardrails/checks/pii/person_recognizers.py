@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stockade.guardrails.checks.pii.gates import gate_patterns
 from stockade.guardrails.checks.pii.postfilter import line_local
 from stockade.guardrails.extras import require
 
@@ -32,15 +33,24 @@ PERSON_PATTERNS = [
 ]
 
 
+# Necessary condition of the lookbehind-led "titled" pattern (gates.py): a title.
+PERSON_GATES = {"titled": r"(?:Mr|Ms|Miss|Dr|Prof|Sir|Madam)"}
+
+
 def person_recognizers(language: str = "en") -> list[Any]:
     presidio = require("presidio_analyzer", extra="pii", feature="PII/PHI detection")
     return [
-        presidio.PatternRecognizer(
-            supported_entity="PERSON",
-            name="PersonNamePatternRecognizer",
-            supported_language=language,
-            global_regex_flags=CASE_SENSITIVE,
-            patterns=[presidio.Pattern(name, line_local(rx), score) for name, rx, score in PERSON_PATTERNS],
-            context=["name", "mr", "mrs", "ms", "dr", "called", "contact", "speaker", "ceo"],
+        gate_patterns(
+            presidio.PatternRecognizer(
+                supported_entity="PERSON",
+                name="PersonNamePatternRecognizer",
+                supported_language=language,
+                global_regex_flags=CASE_SENSITIVE,
+                patterns=[
+                    presidio.Pattern(name, line_local(rx), score) for name, rx, score in PERSON_PATTERNS
+                ],
+                context=["name", "mr", "mrs", "ms", "dr", "called", "contact", "speaker", "ceo"],
+            ),
+            PERSON_GATES,
         )
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stockade.guardrails.checks.pii.gates import gate_patterns
 from stockade.guardrails.checks.pii.phi_checksums import dea_valid, npi_valid
 from stockade.guardrails.checks.pii.postfilter import line_local
 from stockade.guardrails.extras import require
@@ -21,6 +22,15 @@ _MEMBER_LABEL = (
 )
 # a labelled number: up to 3 letters then a digit; groups joined by "-" or ".", or by a space before a digit
 LABELLED_NUMBER = r"(?=[A-Z]{0,3}\d)[A-Z0-9]{1,12}(?:[\-.][A-Z0-9]{1,12}|\s\d[A-Z0-9]{1,11}){0,3}\b"
+
+
+# Necessary conditions of the lookbehind-led patterns (gates.py): the first word of their label.
+PHI_GATES = {
+    "MedicalRecordNumberRecognizer": {"mrn_prefixed": r"(?i)(?:MRN|MR\#|medical\s+record)"},
+    "HealthPlanMemberIdRecognizer": {
+        "member_id_labelled": r"(?i)(?:member|subscriber|beneficiary|health\s+plan)"
+    },
+}
 
 
 def labelled_number_valid(value: str) -> bool:
@@ -45,7 +55,7 @@ def phi_recognizers(language: str = "en") -> list[Any]:
         def validate_result(self, pattern_text: str) -> bool | None:
             return dea_valid(pattern_text.upper())
 
-    return [
+    recognizers = [
         LabelledNumberRecognizer(
             supported_entity="MEDICAL_RECORD_NUMBER",
             name="MedicalRecordNumberRecognizer",
@@ -114,3 +124,6 @@ def phi_recognizers(language: str = "en") -> list[Any]:
             ],
         ),
     ]
+    for recognizer in recognizers:
+        gate_patterns(recognizer, PHI_GATES.get(recognizer.name, {}))
+    return recognizers
