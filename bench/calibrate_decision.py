@@ -15,7 +15,12 @@ decision head), then the decision's thresholds are set and measured:
   group's documents. Sources the model was trained on are reported apart from the evaluation-only ones
   (never trained on).
 
-    .venv/bin/python bench/calibrate_decision.py [--write] [--rescore] [--docs 40] [--per-source 80]
+    .venv/bin/python bench/calibrate_decision.py [--write] [--rescore] [--docs 20] [--per-source 60]
+
+Scores are cached per source under /tmp/stockade-bench/decision_parts (keyed by the model files and the sample
+sizes), so a new model is scored afresh and an interrupted run resumes. On a machine with spare cores, score
+in parallel first (``--part 0/3``, ``--part 1/3``, ``--part 2/3`` at once, same other arguments), then run
+without ``--part`` to assemble, report and (``--write``) store the rules.
 
 ``--write`` stores the thresholds in the model directory's classifier.json (``decision``).
 """
@@ -199,10 +204,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--docs", type=int, default=40, help="documents per source and length")
-    parser.add_argument("--per-source", type=int, default=80, help="short texts per source")
-    parser.add_argument("--planted", type=int, default=25, help="attacks per source planted in documents")
-    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--docs", type=int, default=20, help="documents per source and length")
+    parser.add_argument("--per-source", type=int, default=60, help="short texts per source")
+    parser.add_argument("--planted", type=int, default=20, help="attacks per source planted in documents")
+    parser.add_argument("--write", action="store_true", help="store the rules in the model's classifier.json")
+    parser.add_argument(
+        "--spike",
+        action="store_true",
+        help="with --write, store the spike rule too (measured, not shipped: it did not beat the top-window "
+        "rule on held-out sources at the same false-positive rate)",
+    )
     parser.add_argument("--skip-sources", default="", help="comma-separated sources to leave out")
     parser.add_argument(
         "--part", default="", help="k/n: score only every n-th source from the k-th (run n parts at once)"
@@ -220,7 +231,7 @@ def main() -> None:
             SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
         scored = [r for r in scored if r.bucket == "text" or r.source not in PROMPT_SOURCES]
         planted = [(p, host) for p, host in planted if host not in PROMPT_SOURCES]
-        report(scored, attack_rows, planted, groups, write=args.write)
+        report(scored, attack_rows, planted, groups, write=args.write, spike=args.spike)
         return
     tasks, groups = build(args)
     parts = PARTS / cache_key(args)
@@ -258,7 +269,7 @@ def main() -> None:
                 else:
                     planted.append((r, host))
     SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
-    report(scored, attack_rows, planted, groups, write=args.write)
+    report(scored, attack_rows, planted, groups, write=args.write, spike=args.spike)
 
 
 # One task per source: (text, source, bucket, label, host source of a planted attack, the attack text).
@@ -339,6 +350,7 @@ def report(
     groups: list[list[str]],
     *,
     write: bool,
+    spike: bool = False,
 ) -> None:
     """Held-out figures of the top-window rule alone and with the spike rule, then the shipped rules.
 
@@ -397,6 +409,10 @@ def report(
                 )
         shipped = fit_rule(benign, [p for p, _ in planted], budget)
         recall = per_source_recall(attacks, shipped)
+        print(
+            "  top-window thresholds alone: "
+            + " ".join(f"{b}:{v:.4f}" for b, v in thresholds(benign, budget).items())
+        )
         recall_top = per_source_recall(attacks, Rule(thresholds(benign, budget)))
         for label, rec in (("top-window rule", recall_top), ("with the spike rule", recall)):
             trained = [v for s, v in rec.items() if s not in EVAL_ONLY]
@@ -421,15 +437,21 @@ def report(
             "held_out": figures,
             "recall": recall,
             "recall_top_only": recall_top,
-            "shipped": shipped.top,
+            "shipped": thresholds(benign, budget),  # the top-window rule alone, at the whole budget
             "spike": None
             if shipped.spike is None
-            else {"weight": shipped.weight, "share": shipped.share, "thresholds": shipped.spike},
+            else {
+                "weight": shipped.weight,
+                "share": shipped.share,
+                "top": shipped.top,
+                "thresholds": shipped.spike,
+            },
         }
+    sweep(benign, planted, groups)
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(out, indent=1), encoding="utf-8")
     if write:
-        write_decision(out)
+        write_decision(out, spike=spike)
 
 
 def per_source_recall(rows: list[Scored], rule: Rule) -> dict[str, float]:
@@ -439,17 +461,78 @@ def per_source_recall(rows: list[Scored], rule: Rule) -> dict[str, float]:
     return {s: float(np.mean(v)) for s, v in by.items()}
 
 
-def write_decision(out: dict[str, Any]) -> None:
+def logit(a: Any) -> np.ndarray:
+    a = np.clip(np.asarray(a, float), 1e-4, 1 - 1e-4)
+    return np.asarray(np.log(a / (1 - a)))
+
+
+def aggregators() -> dict[str, Any]:
+    """Document scores from the windows read, for the sweep: the top window, the spike at three weights,
+    the mean of the top two windows, and a soft maximum (log-sum-exp of the windows' logits)."""
+
+    def top(r: Scored) -> float:
+        return float(logit([r.attack])[0])
+
+    def spiked(w: float) -> Any:
+        return lambda r: (
+            top(r)
+            if spike_score(r.wins, w) is None
+            else float(top(r) - w * np.median(np.sort(logit(r.wins))[:-1]))
+        )
+
+    def top2(r: Scored) -> float:
+        z = np.sort(logit(r.wins or (r.attack,)))
+        return float(np.mean(z[-2:]))
+
+    def lse(r: Scored) -> float:
+        return float(np.log(np.exp(logit(r.wins or (r.attack,))).sum()))
+
+    return {
+        "top": top,
+        "spike 0.25": spiked(0.25),
+        "spike 0.5": spiked(0.5),
+        "spike 1": spiked(1.0),
+        "top-2 mean": top2,
+        "log-sum-exp": lse,
+    }
+
+
+def sweep(benign: list[Scored], planted: list[tuple[Scored, str]], groups: list[list[str]]) -> None:
+    """Per length, each aggregator's held-out (benign flagged, planted caught) at four budgets: the threshold
+    set on one benign group's documents of that length, measured on the other group (both ways round)."""
+    budgets = (0.01, 0.02, 0.05, 0.1)
+    print(f"\n== evidence across windows: held-out benign flagged / planted caught, per budget {budgets} ==")
+    for bucket in list(BUCKETS)[1:]:
+        print(f"  {bucket}")
+        for name, fn in aggregators().items():
+            cells = []
+            for budget in budgets:
+                fps: list[bool] = []
+                hits: list[bool] = []
+                for grp in groups:
+                    cal = [r for r in benign if r.source not in grp and r.bucket == bucket]
+                    t = weighted_threshold(
+                        np.array([fn(r) for r in cal]), [r.source for r in cal], budget, -1e9, 1e9
+                    )
+                    fps += [fn(r) >= t for r in benign if r.source in grp and r.bucket == bucket]
+                    hits += [fn(p) >= t for p, host in planted if host in grp and p.bucket == bucket]
+                cells.append(f"{np.mean(fps):.3f} / {np.mean(hits):.3f}")
+            print(f"    {name:12s} " + "   ".join(cells))
+
+
+def write_decision(out: dict[str, Any], *, spike: bool = False) -> None:
     """Store the shipped thresholds in classifier.json: per preset, [windows, threshold] tables."""
     path = Path(model_dir()) / "classifier.json"
     meta = json.loads(path.read_text(encoding="utf-8"))
     presets = {}
     for name, p in out["presets"].items():
+        with_spike = spike and p["spike"] is not None
+        top = p["spike"]["top"] if with_spike else p["shipped"]
         presets[name] = {
             "per_text_budget": p["budget"],
-            "thresholds": [[int(b), round(v, 4)] for b, v in p["shipped"].items()],
+            "thresholds": [[int(b), round(v, 4)] for b, v in top.items()],
         }
-        if p["spike"] is not None:  # decision.py's spike rule: weight and [windows, logit threshold] rows
+        if with_spike:  # decision.py's spike rule: weight, [windows, logit threshold] rows
             table = [
                 [int(b), round(max(-99.0, min(v, 99.0)), 3)] for b, v in p["spike"]["thresholds"].items()
             ]
