@@ -17,6 +17,7 @@ import pytest
 
 from stockade.contracts import subjects
 from stockade.contracts.run_store import (
+    RUN_PAGE_PAYLOAD_BYTES,
     ExportEvents,
     ExportPageReply,
     GetOverview,
@@ -333,3 +334,30 @@ async def test_a_dynamodb_range_over_the_scan_cap_is_refused_and_a_project_fits(
     assert body["error"]["code"] == "unavailable" and "does not exist yet" in body["error"]["message"]
     await sink.aclose()
     await absent.aclose()
+
+
+@pytest.mark.clickhouse
+async def test_a_run_page_cuts_large_payloads_and_the_export_keeps_them(clickhouse_dsn, unique_name):
+    """N6: a run of large payloads does not fill the console's memory: a run page holds each event's short
+    fields only (at most RUN_PAGE_PAYLOAD_BYTES), the export the whole payload."""
+    sink = ClickHouseSink(clickhouse_dsn, unique_name("guardrail_events"))
+    await sink.ensure_schema()
+    body = _batch("proj-a", "run-big", NOW - timedelta(hours=1))
+    body["events"][0]["payload"] = {"stage": "input", "score": 0.5, "reason": "r", "blob": "x" * 100_000}
+    await sink.write(to_records(GuardrailBatch.model_validate(body)))
+    reads = reads_of(sink)
+    try:
+        detail = RunDetailReply.model_validate_json(
+            await reads.reply(GetRun(scope=MINE, run_id="run-big").to_bytes(), MESSAGE)
+        ).run
+        big = detail.events[0]
+        assert big.payload["truncated_bytes"] > 100_000 and "blob" not in big.payload
+        assert (big.stage, big.score, big.payload["reason"]) == ("input", 0.5, "r")
+        assert all(len(e.model_dump_json()) < RUN_PAGE_PAYLOAD_BYTES + 1024 for e in detail.events)
+        page = ExportPageReply.model_validate_json(
+            await reads.reply(ExportEvents(scope=MINE, query=_query()).to_bytes(), MESSAGE)
+        )
+        exported = next(e for e in page.events if e["event_id"] == "proj-a-run-big-0")
+        assert len(exported["payload"]["blob"]) == 100_000
+    finally:
+        await sink.aclose()

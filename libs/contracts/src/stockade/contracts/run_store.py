@@ -28,6 +28,10 @@ MAX_RUN_EVENTS: Final = 5000
 """A run page shows at most this many events (every reader stops there)."""
 MAX_EXPORT_PAGE: Final = 2000
 """Events one ``export`` page holds at most."""
+RUN_PAGE_PAYLOAD_BYTES: Final = 4096
+"""A ``get_run`` event's payload larger than this (as JSON) comes back cut to its short scalar fields and
+``finding_types``, plus ``truncated_bytes`` (the full size): a run page shows no more, and holds at most
+``MAX_RUN_EVENTS`` times this. The export carries payloads whole."""
 MAX_SCOPE_PROJECTS: Final = 10_000
 ACTIONS: Final[tuple[str, ...]] = ("block", "mask", "warn", "allow")
 """Decision actions, strongest first; a run's outcome is the strongest action among its events."""
@@ -266,7 +270,8 @@ class ListRuns(_Model):
 
 
 class GetRun(_Model):
-    """One run's timeline, from its ``offset``-th event (a long run comes in several replies)."""
+    """One run's timeline, from its ``offset``-th event (a long run comes in several replies); payloads over
+    ``RUN_PAGE_PAYLOAD_BYTES`` come back cut."""
 
     command: Literal["get_run"] = "get_run"
     scope: RunScope

@@ -9,7 +9,8 @@ one such command (unknown fields, a missing scope, SQL text, a page size over th
 
 Every reply fits one NATS message: a page of runs, a run's events or an export page is cut where the next item
 would not fit, and says where to go on (``next_cursor``, ``next_offset``, ``next_after``). An event whose payload
-alone would not fit is sent with its payload replaced by ``{"truncated_bytes": n}``.
+alone would not fit is sent with its payload replaced by ``{"truncated_bytes": n}``; a run page's payloads over
+``RUN_PAGE_PAYLOAD_BYTES`` (4 KiB) are cut to the fields the page shows.
 
 The responder is a FastStream subscriber on the service's broker (:meth:`RunReads.declare`, queue group
 ``guardrail-ingest``); it takes the raw request body and answers bytes (an ``ErrorReply`` when it cannot answer:
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from faststream.nats import NatsBroker
 from pydantic import ValidationError
@@ -29,6 +30,7 @@ from pydantic import ValidationError
 from stockade.contracts import subjects
 from stockade.contracts.replies import ErrorReply
 from stockade.contracts.run_store import (
+    RUN_PAGE_PAYLOAD_BYTES,
     ExportCursor,
     ExportEvents,
     GetOverview,
@@ -141,7 +143,7 @@ class RunReads:
 
     async def _get_run(self, reader: RunReader, command: GetRun, budget: int) -> bytes:
         detail = await reader.run(command.scope, command.run_id, command.project_id)
-        events = [_bounded(e, budget // 2) for e in detail.events[command.offset :]]
+        events = [_bounded(e, budget // 2) for e in map(_page_payload, detail.events[command.offset :])]
         head = len(detail.model_copy(update={"events": []}).model_dump_json())
         kept = _fitting([e.model_dump_json().encode() for e in events], budget - head)
         more = kept < len(events)
@@ -212,6 +214,29 @@ def _fitting(encoded: list[bytes], budget: int) -> int:
         if size > budget:
             return max(i, 1)
     return len(encoded)
+
+
+_SHOWN = ("stage", "duration_ms", "score", "finding_types", "entity_type")
+
+
+def _page_payload(event: RunEvent) -> RunEvent:
+    """``event`` with a payload over ``RUN_PAGE_PAYLOAD_BYTES`` cut to what a run page shows: the fields it reads
+    and the short scalars, plus ``truncated_bytes``."""
+    size = len(json.dumps(event.payload, default=str))
+    if size <= RUN_PAGE_PAYLOAD_BYTES:
+        return event
+    kept: dict[str, Any] = {
+        k: v
+        for k, v in event.payload.items()
+        if (k in _SHOWN and len(json.dumps(v, default=str)) <= RUN_PAGE_PAYLOAD_BYTES // 4)
+        or v is None
+        or isinstance(v, bool | int | float)
+        or (isinstance(v, str) and len(v) <= 256)
+    }
+    kept["truncated_bytes"] = size
+    if len(json.dumps(kept, default=str)) > RUN_PAGE_PAYLOAD_BYTES:
+        kept = {"truncated_bytes": size}
+    return event.model_copy(update={"payload": kept})
 
 
 def _bounded(event: RunEvent, limit: int) -> RunEvent:
