@@ -97,7 +97,8 @@ class AttackClassifier:
             head = DecisionHead.load(directory / "head.npz")
             self.has_hidden = EMBEDDING_OUTPUT in outputs
             self.head = head if self.has_hidden else None
-            self.library = KnownAttacks.load(directory) if self.has_hidden else None
+            self.library: KnownAttacks | None = None  # loaded on first use (library=True): most never ask
+            self._library_dir = directory if self.has_hidden else None
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             raise CheckUnavailableError(f"{FEATURE}: cannot load {directory}: {exc}") from None
         tokenizer.no_truncation()
@@ -125,6 +126,11 @@ class AttackClassifier:
         """The text's scores; with ``library`` (and a model directory that has one, library.py) also its best
         match in the known-attack library."""
         rows, spans, n_windows, n_read = self._rows(text, max_windows, model_windows)
+        if library and self.library is None and self._library_dir is not None:
+            with self._lock:
+                if self.library is None and self._library_dir is not None:
+                    self.library = KnownAttacks.load(self._library_dir)
+                    self._library_dir = None  # looked once: a directory without the file has no library
         use_library = library and self.library is not None
         probs, hidden, ids, mask = self._forward(rows, hidden=use_library)
         probs = window_scores(probs, self.labels, self.rule)
