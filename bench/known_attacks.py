@@ -133,8 +133,8 @@ def cached(name: str, encoder: Any, texts: list[str]) -> np.ndarray:
     key = hashlib.sha256(("\x00".join(texts) + name).encode()).hexdigest()[:16]
     path = CACHE / f"library-{name}-{key}.npy"
     if path.exists():
-        return np.load(path)
-    out = encoder.encode(texts)
+        return np.asarray(np.load(path), dtype=np.float32)
+    out = np.asarray(encoder.encode(texts), dtype=np.float32)
     CACHE.mkdir(parents=True, exist_ok=True)
     np.save(path, out)
     return out
