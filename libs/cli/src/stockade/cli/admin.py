@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade import identity
 from stockade.cli import revocation
+from stockade.cli.admin_sessions import add_session_commands
 from stockade.cli.dead_letters import app as dead_letters_app
 from stockade.identity.migrate import upgrade
 from stockade.runtime import create_engine, session_factory
@@ -144,29 +145,6 @@ def user_create(
         raise typer.Exit(2)
     user = _run(ctx, lambda s: identity.create_user(s, email, password))
     _emit(ctx, as_json, {"id": user.id, "email": user.email}, f"user {user.email} created: {user.id}")
-
-
-@user_app.command("set-password")
-def user_set_password(ctx: typer.Context, user: str, as_json: JsonOpt = False) -> None:
-    """Set a user's password (read from stdin, at least 8 characters) and sign them out everywhere."""
-    from stockade.identity.sessions import set_password
-
-    password = sys.stdin.readline().rstrip("\r\n")
-    ended = _run(ctx, lambda s: set_password(s, user, password))
-    _emit(ctx, as_json, {"user": user, "sessions_ended": ended}, f"password set; {ended} session(s) ended")
-
-
-@user_app.command("sign-out")
-def user_sign_out(ctx: typer.Context, user: str, as_json: JsonOpt = False) -> None:
-    """End every console session of a user (and their prompt-api credentials) now."""
-    from stockade.identity.directory import find_user
-    from stockade.identity.sessions import end_user_sessions
-
-    async def go(s: AsyncSession) -> int:
-        return await end_user_sessions(s, (await find_user(s, user)).id)
-
-    ended = _run(ctx, go)
-    _emit(ctx, as_json, {"user": user, "sessions_ended": ended}, f"{ended} session(s) ended")
 
 
 # --- projects ---------------------------------------------------------------------------------------------
@@ -317,3 +295,6 @@ def key_revoke(
         {"id": key.id, "revoked_at": key.revoked_at, "announced": announced},
         f"key {key.id} revoked",
     )
+
+
+add_session_commands(user_app, _run, _emit, JsonOpt)  # user set-password, sign-out (admin_sessions.py)
