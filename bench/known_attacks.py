@@ -194,7 +194,7 @@ def main() -> None:
     for name in args.embeddings.split(","):
         encoder: Any = h5 if name == "hidden5" else MiniLM()
         t0 = time.perf_counter()
-        lib = cached(name, encoder, lib_texts)
+        lib = cached(f"{name}-v2", encoder, lib_texts)  # v2: pooled as the check pools (no [CLS]/[SEP])
         build_s = time.perf_counter() - t0
         if name == "hidden5":  # the sentences inside the rows the check reads, pooled from its forward pass
             vecs, owner = h5_vecs, h5_owner
