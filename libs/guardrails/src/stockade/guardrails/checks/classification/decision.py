@@ -21,6 +21,10 @@ the other windows read). A document is flagged when its top window reaches the w
 rule above) **or** its spike reaches the spike threshold for its window count; the OR keeps a document that is
 an attack throughout (a long jailbreak template, whose baseline is high) flagged by its top window.
 
+With ``library: true`` (off by default) the best known-attack library match (library.py) is reported in every
+finding's detail, and a match at or above the library's own calibrated similarity flags a text the rules above
+let through, with the matched entry's kind, source and window.
+
 The calibration ships in the model directory's ``classifier.json`` under ``decision``: per operating point
 (``strict``, ``balanced``, ``permissive``) a table of ``[windows, threshold]`` rows, ascending; a text of ``n``
 windows uses the first row whose ``windows`` is at least ``n`` (the last row beyond it). A preset may also carry
