@@ -20,7 +20,12 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
+from pydantic import AwareDatetime, ConfigDict, Field, RootModel
+
+from stockade.contracts.run_records import ContractModel as _Model
+from stockade.contracts.run_records import Overview as Overview
+from stockade.contracts.run_records import RunDetail as RunDetail
+from stockade.contracts.run_records import RunEvent as RunEvent
 
 MAX_PAGE_RUNS: Final = 500
 """Runs one ``list_runs`` page holds at most."""
@@ -57,13 +62,6 @@ EXPORT_FIELDS: Final[tuple[str, ...]] = (
 _NAME = r"^[^\x00-\x1f\x7f-\x9f]{1,128}$"
 _ID = r"^[^\x00-\x1f\x7f-\x9f]{1,256}$"
 Action = Literal["block", "mask", "warn", "allow"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    def to_bytes(self) -> bytes:
-        return self.model_dump_json().encode()
 
 
 class RunScope(_Model):
@@ -175,87 +173,6 @@ class RunSummary(_Model):
 
     def cursor(self) -> RunCursor:
         return RunCursor(last_at=self.last_at, project_id=self.project_id, run_id=self.run_id)
-
-
-class RunEvent(_Model):
-    """One stored event, as stored (the library never puts raw values in a payload)."""
-
-    event_id: str
-    kind: str
-    name: str
-    occurred_at: AwareDatetime
-    session_id: str | None
-    action: str | None
-    payload: dict[str, Any]
-
-    @property
-    def stage(self) -> str | None:
-        value = self.payload.get("stage")
-        return str(value) if value is not None else None
-
-    @property
-    def duration_ms(self) -> float | None:
-        return _number(self.payload.get("duration_ms"))
-
-    @property
-    def score(self) -> float | None:
-        return _number(self.payload.get("score"))
-
-    @property
-    def finding_types(self) -> dict[str, int]:
-        value = self.payload.get("finding_types")
-        if isinstance(value, dict):
-            return {str(k): int(v) for k, v in value.items() if isinstance(v, int | float)}
-        entity = self.payload.get("entity_type")  # a pii_audit entry names one finding
-        return {str(entity): 1} if entity else {}
-
-    def details(self) -> list[tuple[str, str]]:
-        """The payload's other fields (reason, layer, error, ...), scalars only, as text."""
-        shown = {"stage", "duration_ms", "score", "finding_types", "entity_type"}
-        return [
-            (k, str(v))
-            for k, v in sorted(self.payload.items())
-            if k not in shown and v is not None and v != "" and isinstance(v, str | int | float | bool)
-        ]
-
-
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-class RunDetail(_Model):
-    project_id: str
-    run_id: str
-    agent_id: str | None
-    environment: str | None
-    prompt_name: str | None
-    prompt_version: str | None
-    correlation_id: str | None
-    labels: dict[str, str]
-    events: list[RunEvent]
-
-    @property
-    def first_at(self) -> datetime:
-        return self.events[0].occurred_at
-
-    def offset_ms(self, event: RunEvent) -> float:
-        return (event.occurred_at - self.first_at).total_seconds() * 1000
-
-
-class Overview(_Model):
-    bucket_s: int
-    buckets: list[AwareDatetime]
-    decisions: dict[str, dict[AwareDatetime, tuple[int, int]]] = Field(
-        description="check name -> bucket start -> (blocks, masks)"
-    )
-    top_findings: list[tuple[str, int]]
-    latency: list[tuple[str, int, float, float, float]] = Field(
-        description="(check name, count, p50, p95, p99), milliseconds"
-    )
-    trust_rejections: list[tuple[str, int]]
-    today: list[tuple[str, int, float]] = Field(
-        default_factory=list, description="(label, today, average per day over the 7 days before)"
-    )
 
 
 # --- commands ----------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from stockade.contracts.streams import (
     GUARDRAIL_SINK_CONSUMER,
 )
 from stockade.guardrail_ingest.quotas import QuotaSettings
+from stockade.guardrail_ingest.reads import ReadSettings
 from stockade.runtime.settings import HttpSettings, ServiceSettings
 
 _EVENTS = STREAM_LIMITS[subjects.stream_for(subjects.GUARDRAIL_EVENTS)]
@@ -260,21 +261,6 @@ class StreamSettings(BaseModel):
     )
     dead_letter_max_bytes: int = Field(
         default=_DEAD.max_bytes, gt=0, description="Size bound of the dead-letter stream (when creating it)."
-    )
-
-
-class ReadSettings(BaseModel):
-    """The console's reads of the run store (``guardrail.cmd.read_runs.v2``, README "Reads for the console")."""
-
-    serve: bool = Field(
-        default=True,
-        description="Answer the console's typed read commands (a replica with sink workers only).",
-    )
-    max_scan: int = Field(
-        default=200_000,
-        ge=1,
-        description="DynamoDB (no key by time) and MongoDB's overview read the events of a range here: a range "
-        "holding more is refused with a message that says to narrow it.",
     )
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Protocol
 
+from pydantic import BaseModel, Field
+
 from stockade.contracts.run_store import (
     ExportCursor,
     Overview,
@@ -52,3 +54,18 @@ class RunReader(Protocol):
         """At most ``limit`` exported events after ``after`` (newest first, then event id descending)."""
 
     async def overview(self, scope: RunScope, query: RunQuery, now: datetime) -> Overview: ...
+
+
+class ReadSettings(BaseModel):
+    """The console's reads of the run store (``guardrail.cmd.read_runs.v2``, README "Reads for the console")."""
+
+    serve: bool = Field(
+        default=True,
+        description="Answer the console's typed read commands (a replica with sink workers only).",
+    )
+    max_scan: int = Field(
+        default=200_000,
+        ge=1,
+        description="DynamoDB (no key by time) and MongoDB's overview read the events of a range here: a range "
+        "holding more is refused with a message that says to narrow it.",
+    )
