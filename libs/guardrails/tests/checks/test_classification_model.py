@@ -204,7 +204,7 @@ async def test_a_plain_harmful_request_is_blocked() -> None:
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="known miss (README 'Attack decision'): at the default preset a 20-page document needs "
-                "0.9968 and this injection's window scores 0.9957",
+                "0.9911 and this injection's window scores 0.9698",
             ),
         ),
         ("end", "strict"),
