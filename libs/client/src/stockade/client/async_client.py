@@ -46,6 +46,8 @@ class AsyncStockadeClient:
         self._core = ClientCore(api_key, settings, str(self._http.base_url))
         self._push: PromptPushSubscription | None = None
         self._refreshes: set[asyncio.Task[None]] = set()
+        # the latest push-triggered refresh of each prompt: a read meanwhile waits for it instead of asking twice
+        self._refreshing: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     def __repr__(self) -> str:
         return f"AsyncStockadeClient(base_url={self._core.base_url!r})"
@@ -80,13 +82,18 @@ class AsyncStockadeClient:
             await self._http.aclose()
 
     def _schedule_refresh(self, project_id: str, prompt_name: str) -> None:
+        key = (project_id, prompt_name)
         task = asyncio.get_running_loop().create_task(self._refresh(project_id, prompt_name))
         self._refreshes.add(task)
+        self._refreshing[key] = task
         task.add_done_callback(self._refreshes.discard)
+        task.add_done_callback(
+            lambda t: self._refreshing.pop(key) if self._refreshing.get(key) is t else None
+        )
 
     async def _refresh(self, project_id: str, prompt_name: str) -> None:
         try:
-            await self.get_prompt(project_id, prompt_name)
+            await self._run(calls.get_active_prompt(project_id, prompt_name))
         except StockadeClientError as exc:
             log.warning("refresh of prompt %r of project %r failed: %s", prompt_name, project_id, exc)
 
@@ -127,6 +134,9 @@ class AsyncStockadeClient:
     ) -> PromptVersion:
         """The active version (the uniform read endpoint), or an earlier ``version`` from the history."""
         if version is None:
+            refreshing = self._refreshing.get((project_id, prompt_name))
+            if refreshing is not None:  # pushed: the refresh under way brings the new version (bounded wait)
+                await asyncio.wait({refreshing}, timeout=self._core.settings.timeout_s)
             return await self._run(calls.get_active_prompt(project_id, prompt_name))
         for found in await self.prompt_versions(project_id, prompt_name):
             if found.version == version:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
@@ -45,6 +46,9 @@ class StockadeClient:
         self._http = http_client or httpx.Client(base_url=settings.base_url, timeout=settings.timeout_s)
         self._core = ClientCore(api_key, settings, str(self._http.base_url))
         self._push: BackgroundPush | None = None
+        # the latest push-triggered refresh of each prompt: a read meanwhile waits for it instead of asking twice
+        self._refreshing: dict[tuple[str, str], threading.Event] = {}
+        self._refreshing_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"StockadeClient(base_url={self._core.base_url!r})"
@@ -77,10 +81,18 @@ class StockadeClient:
             self._http.close()
 
     def _refresh(self, project_id: str, prompt_name: str) -> None:
+        key, done = (project_id, prompt_name), threading.Event()
+        with self._refreshing_lock:
+            self._refreshing[key] = done
         try:
-            self.get_prompt(project_id, prompt_name)
+            self._run(calls.get_active_prompt(project_id, prompt_name))
         except StockadeClientError as exc:
             log.warning("refresh of prompt %r of project %r failed: %s", prompt_name, project_id, exc)
+        finally:
+            done.set()
+            with self._refreshing_lock:
+                if self._refreshing.get(key) is done:
+                    del self._refreshing[key]
 
     def _run(self, call: Call[T]) -> T:
         core = self._core
@@ -117,6 +129,10 @@ class StockadeClient:
     def get_prompt(self, project_id: str, prompt_name: str, version: int | None = None) -> PromptVersion:
         """The active version (the uniform read endpoint), or an earlier ``version`` from the history."""
         if version is None:
+            with self._refreshing_lock:
+                refreshing = self._refreshing.get((project_id, prompt_name))
+            if refreshing is not None:  # pushed: the refresh under way brings the new version (bounded wait)
+                refreshing.wait(self._core.settings.timeout_s)
             return self._run(calls.get_active_prompt(project_id, prompt_name))
         for found in self.prompt_versions(project_id, prompt_name):
             if found.version == version:
