@@ -342,19 +342,23 @@ def train_top(
         for b in batches:
             h, mask = _stack(encoder, [items[j][0] for j in b])
             y = torch.tensor([items[j][1] for j in b])
-            loss = loss_fn(top(h, mask), y)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(top.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad()
-            running += float(loss.detach())
+            running += _step(torch, loss_fn(top(h, mask), y), top, opt, sched)
             step += 1
             if step % 100 == 0:
                 log(f"  epoch {epoch + 1} step {step}/{total} loss {running / 100:.3f}")
                 running = 0.0
     top.eval()
     return top
+
+
+def _step(torch: Any, loss: Any, top: Any, opt: Any, sched: Any) -> float:
+    """One optimiser step on ``loss`` (gradients clipped to norm 1); the loss's value."""
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(top.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    opt.zero_grad()
+    return float(loss.detach())
 
 
 def _train_weighted(
@@ -403,12 +407,7 @@ def _train_weighted(
                 benign = (y == 0).float() * bw
                 excess = torch.relu(torch.logsumexp(logits, dim=-1) - MARGIN) ** 2
                 loss = loss + ENERGY * (excess * benign).sum() / bw.sum()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(top.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad()
-            running += float(loss.detach())
+            running += _step(torch, loss, top, opt, sched)
             step += 1
             if step % 500 == 0:
                 log(f"  epoch {epoch + 1} step {step}/{total} loss {running / 500:.3f}")
