@@ -61,8 +61,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if f.is_file() and f.name != LIBRARY_FILE:
             shutil.copy(f, out / f.name)
     model = load(str(src))
-    if model.head is None:
-        pytest.skip("the shipped model has no fifth-layer output")
+    assert model.has_hidden, "the shipped model must carry its fifth-layer output (the library's vectors)"
     vecs = []
     for entry in (KNOWN, OTHER):
         ids = model.tokenizer.encode(entry, add_special_tokens=False).ids
@@ -76,19 +75,22 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["injection", "jailbreak", "malicious"],
         ["payroll-leaks", "config-dumps"],
         ["injection", "injection"],
-        0.9,
+        # read inside a document a sentence's vector carries its neighbours: KNOWN there is 0.84-0.87 similar
+        # to its entry, the clean prose at most 0.68 (measured on the 2026-11-29 model)
+        0.8,
     )
     return out
 
 
 def test_a_library_file_round_trips(model_dir: Path) -> None:
     library = KnownAttacks.load(model_dir)
-    assert library is not None and library.threshold == pytest.approx(0.9)
+    assert library is not None and library.threshold == pytest.approx(0.8)
     assert library.sources == ["payroll-leaks", "config-dumps"]
 
 
 async def test_a_known_attack_in_a_long_document_is_found_and_its_source_named(model_dir: Path) -> None:
-    doc = "\n\n".join(" ".join(PROSE[(i + j) % len(PROSE)] for j in range(5)) for i in range(12))
+    # at most 16 windows: every window is read (longer documents read the screener's top windows only)
+    doc = "\n\n".join(" ".join(PROSE[(i + j) % len(PROSE)] for j in range(5)) for i in range(8))
     poisoned = doc[: len(doc) // 2] + "\n\n" + KNOWN + "\n\n" + doc[len(doc) // 2 :]
     on = ModelClassificationCheck(ClassificationConfig(classifier_path=str(model_dir), library=True))
     off = ModelClassificationCheck(ClassificationConfig(classifier_path=str(model_dir)))
@@ -99,7 +101,7 @@ async def test_a_known_attack_in_a_long_document_is_found_and_its_source_named(m
     [finding] = result.findings
     assert finding.detail["rule"] == "library"
     assert finding.detail["library_source"] == "payroll-leaks"
-    assert finding.detail["library_similarity"] >= 0.9
+    assert finding.detail["library_similarity"] >= 0.8
     at = poisoned.index(KNOWN)
     assert finding.start is not None and finding.end is not None
     assert finding.start <= at + len(KNOWN) and finding.end >= at  # the window that holds it
