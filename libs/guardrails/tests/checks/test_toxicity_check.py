@@ -167,3 +167,24 @@ def test_sync_wrapper_works_across_event_loops(scripted_service) -> None:
     scripted_service.default = Reply(body=[{"label": "toxic", "score": 0.99}])
     assert system.check_input_sync("a").blocked
     assert system.check_output_sync("b").blocked  # a second asyncio.run loop reuses nothing stale
+
+
+async def test_a_reply_with_no_known_label_fails_closed(scripted_service) -> None:
+    """Another model or a mis-set label_map gives labels the check does not know: no verdict, never "allow"
+    (security review N16)."""
+    Reply = scripted_service.Reply
+
+    check = make_check(scripted_service.url)
+    scripted_service.replies.append(
+        Reply(body=[{"label": "LABEL_0", "score": 0.2}, {"label": "LABEL_1", "score": 0.8}])
+    )
+    with pytest.raises(CheckUnavailableError, match="LABEL_0, LABEL_1.*label_map"):
+        await check.run("x", CTX)
+    base = {"pii": {"enabled": False}, "classification": {"enabled": False}}
+    tox = {"enabled": True, "url": scripted_service.url, **FAST}
+    system = GuardrailSystem({"guardrails": {"checks": {**base, "toxicity": tox}}})
+    scripted_service.default = Reply(body=[{"label": "LABEL_1", "score": 0.99}])
+    verdict = await system.check_input("x")
+    assert verdict.blocked and "label_map" in (verdict.error or "")  # the default is fail closed
+    await system.aclose()
+    await check.aclose()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.config import ContentChecksConfig, ToxicityClass, ToxicityConfig
-from stockade.guardrails.checks.toxicity.client import ClassificationClient
+from stockade.guardrails.checks.toxicity.client import ClassificationClient, MalformedResponseError
 from stockade.guardrails.verdict import Action, CheckResult, Finding
 
 
@@ -27,6 +27,13 @@ class ToxicityCheck:
             cls = self._label_map.get(label.lower())
             if cls is not None:
                 per_class[cls] = max(per_class.get(cls, 0.0), score)
+        if (
+            not per_class
+        ):  # another model, a mis-set label_map: no verdict at all, so never "allow" (fail closed)
+            raise MalformedResponseError(
+                f"toxicity service reply has no label of label_map ({', '.join(sorted({lb for lb, _ in labels}))}); "
+                "map the model's labels in checks.toxicity.label_map"
+            )
         findings = []
         actions = {
             ToxicityClass.TOXIC: self.config.toxic_action,
