@@ -136,8 +136,10 @@ class RunStoreClient:
     async def run(self, scope: ProjectScope, run_id: str, project_id: str | None) -> RunDetail:
         """The whole timeline (at most ``MAX_RUN_EVENTS`` events), asked for in as many replies as it takes."""
         reply = await self._ask(GetRun(scope=scope, run_id=run_id, project_id=project_id), RunDetailReply)
-        detail, events = reply.run, list(reply.run.events)
-        while reply.next_offset is not None and reply.next_offset < MAX_RUN_EVENTS:
+        detail, events, asked = reply.run, list(reply.run.events), 0
+        # each reply must move the offset on: a responder that does not cannot keep us asking forever
+        while reply.next_offset is not None and asked < reply.next_offset < MAX_RUN_EVENTS:
+            asked = reply.next_offset
             # the same run: its project from the first reply, so a reused run id cannot switch project midway
             # (a record of no project is stored as ""; None asks for it the way the first request did)
             project = detail.project_id or None
