@@ -48,6 +48,9 @@ WARN_EVERY_S = 30.0
 PRUNE_EVERY_S = 60.0
 PUBLISH_TIMEOUT_S = 2.0
 SAMPLE_EVERY_S = 10.0
+ENQUEUED = "stockade.outbox.enqueued"
+"""Set in ``session.info`` by :func:`enqueue`: the unit of work (:mod:`stockade.runtime.uow`) wakes the relay
+after a commit that enqueued an event."""
 
 
 class OutboxColumns:
@@ -74,6 +77,7 @@ def enqueue(session: AsyncSession, table: type[OutboxColumns], event: EventEnvel
     row.created_at = utcnow()
     row.attempts = 0
     session.add(row)
+    session.info[ENQUEUED] = True
 
 
 def given_connection(nc: NatsClient | None) -> NatsConnection:
