@@ -6,24 +6,28 @@ the lifespan starts them when the hook returns and stops them (in-flight handler
 drains) on shutdown. Code that needs the plain nats-py client (JetStream pull consumers, the outbox relay, a
 KV bucket) uses the broker's own connection, ``state.nats``: one connection per process, one owner.
 
-Request/reply handlers here take the raw body (:func:`raw_body` as the subscriber's decoder) and return bytes:
-each service validates requests with the ``stockade.contracts`` models itself, so a malformed request gets an
-``ErrorReply`` instead of no answer, and replies are byte-for-byte what ``libs/contracts/asyncapi.json``
-documents.
+One way to handle a message: a request/reply handler is a plain function from a ``stockade.contracts`` request
+model to its reply model, or to an ``ErrorReply`` for a domain error (the rule, with no transport), declared
+with :func:`command`; an event handler is a function of the typed event, declared with :func:`on_event`. The subscribers here take the raw body (:func:`raw_body` as
+their decoder), so a malformed request gets an ``ErrorReply`` instead of no answer, and replies are
+byte-for-byte what ``libs/contracts/asyncapi.json`` documents.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from faststream.message import StreamMessage
 from faststream.nats import NatsBroker, NatsUserPassword
 from faststream.nats.subscriber.usecases import CoreSubscriber
 from nats.aio.client import Client as NatsClient
+from pydantic import BaseModel, ValidationError
 
+from stockade.contracts.replies import ErrorReply, HealthReply
 from stockade.runtime.nats import connect_with_retries, logged_error
 from stockade.runtime.settings import NatsSettings
 from stockade.runtime.shutdown import GRACE_S, finish_within
@@ -100,14 +104,143 @@ def event_subscriber(broker: NatsBroker, subject: str, *, title: str | None = No
     return broker.subscriber(subject, decoder=raw_body, no_reply=True, title=title)
 
 
+Q = TypeVar("Q", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel)
+E = TypeVar("E", bound=BaseModel)
+
+
+class NoRequest(BaseModel):
+    """The request of a command whose body is not read (its contract says "send {}")."""
+
+    @classmethod
+    def model_validate_json(cls, *_: Any, **__: Any) -> NoRequest:
+        return cls()
+
+
+@runtime_checkable
+class _OwnEncoding(Protocol):
+    def to_bytes(self) -> bytes: ...
+
+
+def encode(reply: BaseModel) -> bytes:
+    """A reply's body: the contract model's own ``to_bytes()`` where it has one (aliases, unset fields left out),
+    else its JSON."""
+    return reply.to_bytes() if isinstance(reply, _OwnEncoding) else reply.model_dump_json().encode()
+
+
+def problems(exc: ValidationError) -> str:
+    """What is wrong with a request, one line: ``field: message; ...``."""
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'request'}: {e['msg']}" for e in exc.errors(include_url=False)
+    )
+
+
+def _invalid(exc: ValidationError) -> str:
+    return f"invalid request ({problems(exc)})"
+
+
+@dataclass(frozen=True)
+class Command(Generic[Q, R]):
+    """A request/reply subject answered by ``handle``: a plain function from the request model to the reply
+    model, or to an ``ErrorReply`` for a domain error (``not_found``, ...).
+
+    The body is parsed with ``request`` (an empty body reads as ``{}``); one that does not validate is answered
+    ``ErrorReply("invalid_request", invalid(error))`` without calling ``handle``. Anything ``handle`` raises is
+    logged and answered ``ErrorReply("unavailable", unavailable)``: the asker gets an answer rather than a
+    timeout, and fails closed or retries. :meth:`respond` is the whole conversation without a broker."""
+
+    subject: str
+    request: type[Q]
+    handle: Callable[[Q], Awaitable[R | ErrorReply]]
+    unavailable: str
+    invalid: Callable[[ValidationError], str] = _invalid
+
+    async def answer(self, body: bytes) -> R | ErrorReply:
+        """The typed reply to ``body``; never raises."""
+        try:
+            query = self.request.model_validate_json(body or b"{}")
+        except ValidationError as exc:
+            return ErrorReply.of("invalid_request", self.invalid(exc))
+        try:
+            return await self.handle(query)
+        except (
+            Exception
+        ) as exc:  # the database or store is down: answer instead of letting the asker time out
+            log.warning("%s failed: %s: %s", self.subject, type(exc).__name__, exc)
+            return ErrorReply.of("unavailable", self.unavailable)
+
+    async def respond(self, body: bytes) -> bytes:
+        """The reply body to send for ``body``; never raises."""
+        return encode(await self.answer(body))
+
+    def declare(self, broker: NatsBroker, *, queue: str | None, title: str) -> CoreSubscriber:
+        """Answer the subject on ``broker`` (started with it). ``queue``: the queue group replicas share the
+        requests in; None when every replica answers (a reload)."""
+        subscriber = broker.subscriber(self.subject, queue=queue or "", decoder=raw_body, title=title)
+
+        @subscriber
+        async def on_request(body: bytes) -> bytes:
+            return await self.respond(body)
+
+        return subscriber
+
+
+def command(
+    broker: NatsBroker,
+    subject: str,
+    request: type[Q],
+    handle: Callable[[Q], Awaitable[R | ErrorReply]],
+    *,
+    queue: str | None,
+    title: str,
+    unavailable: str,
+    invalid: Callable[[ValidationError], str] = _invalid,
+) -> CoreSubscriber:
+    """Answer ``subject`` on ``broker`` with ``handle`` (:class:`Command` says how requests and errors are
+    answered)."""
+    return Command(subject, request, handle, unavailable, invalid).declare(broker, queue=queue, title=title)
+
+
+def on_event(
+    broker: NatsBroker,
+    subject: str,
+    event: type[E],
+    handle: Callable[[E], Awaitable[None]],
+    *,
+    title: str,
+) -> CoreSubscriber:
+    """Follow ``subject`` on ``broker`` with ``handle`` (a plain subscriber, no queue group: every replica gets
+    every event; it never answers, see :func:`event_subscriber`). A body that is not a valid ``event`` is logged
+    and dropped; what ``handle`` raises is logged by the broker."""
+    subscriber = event_subscriber(broker, subject, title=title)
+
+    @subscriber
+    async def on_message(body: bytes) -> None:
+        try:
+            parsed = event.model_validate_json(body)
+        except ValidationError as exc:
+            log.warning("ignored a malformed %s: %s", subject, problems(exc)[:300])
+            return
+        await handle(parsed)
+
+    return subscriber
+
+
 def declare_health(
     broker: NatsBroker, subject: str, service: str, probe: Callable[[], dict[str, Any]] | None = None
 ) -> None:
-    """Answer ``subject`` with a ``HealthReply`` (queue group per service), like
-    :func:`stockade.runtime.nats.serve_health` on a broker."""
-    from stockade.contracts.replies import HealthReply
+    """Answer ``subject`` with a ``HealthReply`` (queue group per service; ``probe``: fields to add)."""
 
-    @broker.subscriber(subject, queue=f"{service}-health", decoder=raw_body, title=f"{service} health")
-    async def health(_: bytes) -> bytes:
+    async def health(_: NoRequest) -> HealthReply:
         extra = probe() if probe is not None else {}
-        return HealthReply.model_validate({"status": "ok", "service": service, **extra}).to_bytes()
+        return HealthReply.model_validate({"status": "ok", "service": service, **extra})
+
+    command(
+        broker,
+        subject,
+        NoRequest,
+        health,
+        queue=f"{service}-health",
+        title=f"{service} health",
+        unavailable=f"{service} cannot say how it is",
+    )
