@@ -95,6 +95,15 @@ class WireEvent(BaseModel):
     run_id: str | None = Field(default=None, pattern=_ID, description="The run's id (as run.run_id).")
     action: str | None = Field(default=None, max_length=32, pattern=_NO_CONTROL)
     payload: dict[str, Any] = Field(default_factory=dict, description="Kind-specific, non-sensitive detail.")
+    policy_name: str | None = Field(
+        default=None,
+        max_length=_SHORT,
+        pattern=_NO_CONTROL,
+        description="The platform guardrail policy whose configuration made the event (None: a local file).",
+    )
+    policy_version: str | None = Field(
+        default=None, max_length=64, pattern=_NO_CONTROL, description="That policy's version."
+    )
 
     @field_validator("occurred_at")
     @classmethod

@@ -31,6 +31,17 @@ class RunEvent(ContractModel):
     session_id: str | None
     action: str | None
     payload: dict[str, Any]
+    policy_name: str | None = None
+    """The platform guardrail policy that made the event; None for events of a local configuration and for
+    events stored before events carried it."""
+    policy_version: str | None = None
+
+    @property
+    def policy(self) -> str | None:
+        """``name v<version>`` as a page shows it, or None."""
+        if self.policy_name is None:
+            return None
+        return f"{self.policy_name} v{self.policy_version}" if self.policy_version else self.policy_name
 
     @property
     def stage(self) -> str | None:

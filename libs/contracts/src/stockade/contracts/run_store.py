@@ -56,8 +56,11 @@ EXPORT_FIELDS: Final[tuple[str, ...]] = (
     "score",
     "finding_types",
     "payload",
+    "policy_name",
+    "policy_version",
 )
-"""Keys of an exported event (the CSV's columns; ``payload`` and ``finding_types`` are objects)."""
+"""Keys of an exported event (the CSV's columns; ``payload`` and ``finding_types`` are objects; the policy
+fields are None for events of a local configuration)."""
 
 _NAME = r"^[^\x00-\x1f\x7f-\x9f]{1,128}$"
 _ID = r"^[^\x00-\x1f\x7f-\x9f]{1,256}$"

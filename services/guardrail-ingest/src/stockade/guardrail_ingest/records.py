@@ -30,10 +30,13 @@ RECORD_FIELDS: tuple[str, ...] = (
     "labels",
     "received_at",
     "ingest_key_id",
+    "policy_name",
+    "policy_version",
 )
 """Every stored event has these fields (None where unknown); ``event_id`` is unique in every store.
 ``ingest_key_id``: the id of the ingest key that sent the event (None: the platform's own audit records, or an
-``open`` deployment)."""
+``open`` deployment). ``policy_name``/``policy_version``: the platform guardrail policy that made the event
+(None: a local configuration; events stored before these fields existed have none)."""
 
 
 def batch_id(batch: GuardrailBatch) -> uuid.UUID:
@@ -79,6 +82,8 @@ def to_records(
                 "labels": dict(run.labels),
                 "received_at": received,
                 "ingest_key_id": ingest_key_id,
+                "policy_name": event.policy_name,
+                "policy_version": event.policy_version,
             }
         )
     return records

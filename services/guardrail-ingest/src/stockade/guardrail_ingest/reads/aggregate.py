@@ -35,6 +35,8 @@ def event_from_doc(d: dict[str, Any]) -> RunEvent:
         session_id=d.get("session_id"),
         action=d.get("action"),
         payload=payload if isinstance(payload, dict) else {},
+        policy_name=d.get("policy_name"),
+        policy_version=d.get("policy_version"),
     )
 
 
@@ -75,6 +77,8 @@ def export_row(d: dict[str, Any]) -> dict[str, Any]:
         "score": event.score,
         "finding_types": event.finding_types,
         "payload": event.payload,
+        "policy_name": event.policy_name,
+        "policy_version": event.policy_version,
     }
 
 

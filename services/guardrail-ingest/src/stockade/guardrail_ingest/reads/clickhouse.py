@@ -185,7 +185,8 @@ class ClickHouseRunReader:
         where = "run_id = %(run)s AND " + ch.in_scope(scope.narrowed(project_id), params)
         sql = f"""
             SELECT event_id, kind, name, occurred_at, session_id, action, payload, project_id, agent_id,
-                   environment, prompt_name, prompt_version, correlation_id, labels
+                   environment, prompt_name, prompt_version, correlation_id, labels, policy_name,
+                   policy_version
             FROM {self.table} WHERE {where}
             ORDER BY project_id, occurred_at, event_id LIMIT 1 BY event_id LIMIT %(limit)s
         """  # noqa: S608 - table name validated by settings
@@ -213,6 +214,8 @@ class ClickHouseRunReader:
                     session_id=r[4],
                     action=r[5],
                     payload=ch.payload_of(r[6]),
+                    policy_name=r[14],
+                    policy_version=r[15],
                 )
                 for r in sorted(rows, key=lambda r: (r[3], r[0]))
             ],
@@ -244,7 +247,7 @@ class ClickHouseRunReader:
         params["limit"] = limit + 1
         sql = f"""
             SELECT occurred_at, event_id, run_id, project_id, agent_id, environment, session_id, kind, name,
-                   action, payload
+                   action, payload, policy_name, policy_version
             FROM {self.table} WHERE {" AND ".join(where)}
             ORDER BY occurred_at DESC, event_id DESC LIMIT %(limit)s
         """  # noqa: S608 - table name validated by settings
@@ -268,6 +271,8 @@ class ClickHouseRunReader:
                 score=event.score,
                 finding_types=event.finding_types,
                 payload=payload,
+                policy_name=r[11],
+                policy_version=r[12],
             )
             out.append(record)
         return out, len(rows) > limit

@@ -43,6 +43,12 @@ _TRANSIENT_CODES = frozenset({159, 160, 164, 202, 203, 209, 210, 241, 242, 252, 
 
 # the table's columns in insert order: every stored event's fields (records.RECORD_FIELDS)
 _COLUMNS = RECORD_FIELDS
+_ADDED_COLUMNS = (
+    "ingest_key_id Nullable(String)",
+    "policy_name LowCardinality(Nullable(String))",
+    "policy_version LowCardinality(Nullable(String))",
+)
+"""Columns added after the first release of the table, in order: ``ensure_schema`` adds any a table lacks."""
 
 
 _LOOKUP_CHUNK = 1000  # ids per look-up query: ~40 KB of query text, far under max_query_size
@@ -115,16 +121,18 @@ class ClickHouseSink:
                 correlation_id Nullable(String),
                 labels String,
                 received_at DateTime64(6, 'UTC'),
-                ingest_key_id Nullable(String)
+                ingest_key_id Nullable(String),
+                policy_name LowCardinality(Nullable(String)),
+                policy_version LowCardinality(Nullable(String))
             ) ENGINE = ReplacingMergeTree
             PARTITION BY toYYYYMM(occurred_at)
             ORDER BY (project_id, run_id, event_id)
             SETTINGS non_replicated_deduplication_window = 1000"""
         )
-        # A table made before the column existed: add it (old rows read NULL: no key recorded then).
-        self._connected().command(
-            f"ALTER TABLE {self.table} ADD COLUMN IF NOT EXISTS ingest_key_id Nullable(String)"
-        )
+        # A table made before a column existed: add it (old rows read NULL: nothing recorded then). A metadata
+        # change only, no rewrite of the stored parts; a no-op on a table that has the column.
+        for column in _ADDED_COLUMNS:
+            self._connected().command(f"ALTER TABLE {self.table} ADD COLUMN IF NOT EXISTS {column}")
 
     async def write(self, records: list[dict[str, Any]], *, maybe_stored: bool = False) -> WriteOutcome:
         """Insert ``records``. ``maybe_stored``: some may be stored already (a redelivered batch), so look their
@@ -250,6 +258,8 @@ def _row(record: dict[str, Any]) -> list[Any]:
         _JSON.encode(labels) if labels else "{}",
         datetime.fromisoformat(str(get("received_at"))),
         get("ingest_key_id"),
+        get("policy_name"),
+        get("policy_version"),
     ]
 
 
