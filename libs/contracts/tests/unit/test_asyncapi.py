@@ -22,10 +22,11 @@ def test_committed_document_matches_the_contracts() -> None:
 def test_every_subject_has_a_channel_with_a_payload() -> None:
     document = asyncapi.document()
     addresses = {channel["address"] for channel in document["channels"].values()}
-    events = set(subjects.EVENTS) - {subjects.PROMPT_PUBLISHED}
+    events = set(subjects.EVENTS) - {subjects.PROMPT_PUBLISHED, subjects.POLICY_PUBLISHED}
     assert events | set(subjects.COMMANDS) <= addresses
     assert {"trust.submit.{receiver}", "agent.{receiver}.inbox", "agent.{sender}.reply.{token}"} <= addresses
     assert "prompt.published.v1.{project_id}" in addresses  # one subject per project
+    assert "policy.published.v1.{project_id}" in addresses
     assert all("payload" in message for message in document["components"]["messages"].values())
 
 

@@ -48,7 +48,10 @@ def test_every_constant_is_listed_as_event_or_command():
 
 
 def test_every_event_has_exactly_one_stream():
-    stored_as = {subjects.PROMPT_PUBLISHED: subjects.PROMPT_PUBLISHED_WILDCARD}  # one subject per project
+    stored_as = {  # one subject per project
+        subjects.PROMPT_PUBLISHED: subjects.PROMPT_PUBLISHED_WILDCARD,
+        subjects.POLICY_PUBLISHED: subjects.POLICY_PUBLISHED_WILDCARD,
+    }
     for event in subjects.EVENTS:
         owners = [s for s, subs in subjects.STREAMS.items() if stored_as.get(event, event) in subs]
         assert len(owners) == 1, f"{event} is stored by {owners}"
@@ -61,6 +64,15 @@ def test_prompt_events_carry_their_project_and_nothing_else():
     for bad in ["a.b", "*", ">", "", "a b", "x" * 65]:
         with pytest.raises(ValueError):
             subjects.prompt_published(bad)
+
+
+def test_policy_events_carry_their_project_and_are_stored_with_prompts():
+    assert subjects.policy_published("0f3a_b-9") == "policy.published.v1.0f3a_b-9"
+    assert subjects.stream_for(subjects.policy_published("p1")) == "PROMPTS"
+    assert subjects.stream_for(subjects.POLICY_PUBLISHED) == "PROMPTS"
+    for bad in ["a.b", "*", ">", "", "a b", "x" * 65]:
+        with pytest.raises(ValueError):
+            subjects.policy_published(bad)
 
 
 def test_agent_subjects_reject_wildcards_and_dots():

@@ -11,10 +11,12 @@ from stockade.contracts.envelope import (
     IngestKeyQuery,
     IngestKeyVerdict,
     ModelChanged,
+    PolicyPublished,
     PromptPublished,
     SkillPublished,
     TrustRejected,
 )
+from stockade.contracts.policy import PolicyRef
 from stockade.contracts.run_store import RunScope, RunStoreReply, RunStoreRequest
 
 __all__ = [
@@ -27,6 +29,8 @@ __all__ = [
     "IngestKeyQuery",
     "IngestKeyVerdict",
     "ModelChanged",
+    "PolicyPublished",
+    "PolicyRef",
     "PromptPublished",
     "RunScope",
     "RunStoreReply",

@@ -54,7 +54,11 @@ _ADDRESSES: Final = {
     subjects.PROMPT_PUBLISHED: (
         f"{subjects.PROMPT_PUBLISHED}.{{project_id}}",
         {"project_id": {"description": "The prompt's project: agents are granted their projects' only."}},
-    )
+    ),
+    subjects.POLICY_PUBLISHED: (
+        f"{subjects.POLICY_PUBLISHED}.{{project_id}}",
+        {"project_id": {"description": "The policy's project: agents are granted their projects' only."}},
+    ),
 }
 """Events published on a subject narrower than their name (EventEnvelope.address)."""
 _INBOX_HEADERS: Final = _header_schema(

@@ -74,6 +74,22 @@ class SkillPublished(EventEnvelope):
     published_by: str
 
 
+class PolicyPublished(EventEnvelope):
+    """A guardrail policy version became active (publish, rollback or approved proposal), published on
+    ``policy.published.v1.<project_id>`` (:meth:`address`): agents read their projects' only."""
+
+    subject: ClassVar[str] = subjects.POLICY_PUBLISHED
+
+    project_id: str
+    policy_name: str
+    version: int
+    sha256: str
+    published_by: str
+
+    def address(self) -> str:
+        return subjects.policy_published(self.project_id)
+
+
 class ModelChanged(EventEnvelope):
     subject: ClassVar[str] = subjects.MODEL_CHANGED
 

@@ -4,7 +4,8 @@ Rules (checked by tests): events are past tense and versioned, ``<domain>.<fact>
 (request/reply) carry ``.cmd.``, ``<domain>.cmd.<verb>.v<N>``. A subject carries an id only where NATS
 permissions must tell its readers apart: agent traffic (senders publish to ``trust.submit.<receiver>``, only the
 trust-broker may publish to ``agent.<receiver>.inbox``) and the one event agents receive about tenants' content,
-``prompt.published.v1.<project id>`` (an agent is granted the projects it works for, never every tenant's).
+``prompt.published.v1.<project id>`` and ``policy.published.v1.<project id>`` (an agent is granted the projects it
+works for, never every tenant's).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Final
 # --- events ------------------------------------------------------------------------------------------------
 PROMPT_PUBLISHED: Final = "prompt.published.v1"
 SKILL_PUBLISHED: Final = "skill.published.v1"
+POLICY_PUBLISHED: Final = "policy.published.v1"
 MODEL_CHANGED: Final = "model.changed.v1"
 APIKEY_REVOKED: Final = "apikey.revoked.v1"
 DBCONFIG_ACTIVATED: Final = "dbconfig.activated.v1"
@@ -25,6 +27,7 @@ TRUST_REJECTED: Final = "trust.rejected.v1"
 EVENTS: Final[tuple[str, ...]] = (
     PROMPT_PUBLISHED,
     SKILL_PUBLISHED,
+    POLICY_PUBLISHED,
     MODEL_CHANGED,
     APIKEY_REVOKED,
     DBCONFIG_ACTIVATED,
@@ -44,6 +47,18 @@ def prompt_published(project_id: str) -> str:
     if not _PROJECT_ID.fullmatch(project_id):
         raise ValueError(f"project id {project_id!r} cannot be a subject token")
     return f"{PROMPT_PUBLISHED}.{project_id}"
+
+
+POLICY_PUBLISHED_WILDCARD: Final = "policy.published.v1.*"
+"""Where prompt-api publishes :data:`POLICY_PUBLISHED` (a guardrail policy version became active): one subject
+per project (:func:`policy_published`)."""
+
+
+def policy_published(project_id: str) -> str:
+    """The subject of a policy.published.v1 event of ``project_id``: agents subscribe to their projects' only."""
+    if not _PROJECT_ID.fullmatch(project_id):
+        raise ValueError(f"project id {project_id!r} cannot be a subject token")
+    return f"{POLICY_PUBLISHED}.{project_id}"
 
 
 # --- commands (request/reply) ------------------------------------------------------------------------------
@@ -154,7 +169,7 @@ def receiver_of_submit(subject: str) -> str:
 
 # --- JetStream streams: durable, one per domain ------------------------------------------------------------
 STREAMS: Final[dict[str, tuple[str, ...]]] = {
-    "PROMPTS": (PROMPT_PUBLISHED_WILDCARD, SKILL_PUBLISHED),
+    "PROMPTS": (PROMPT_PUBLISHED_WILDCARD, SKILL_PUBLISHED, POLICY_PUBLISHED_WILDCARD),
     "MODELS": (MODEL_CHANGED, DBCONFIG_ACTIVATED),
     "IDENTITY": (APIKEY_REVOKED,),
     "GUARDRAIL_EVENTS": (GUARDRAIL_EVENTS,),
@@ -176,6 +191,8 @@ def stream_for(subject: str) -> str:
     """Name of the stream that stores ``subject`` (an event's name, or the subject it is published on)."""
     if subject == PROMPT_PUBLISHED or subject.startswith(PROMPT_PUBLISHED + "."):
         subject = PROMPT_PUBLISHED_WILDCARD
+    if subject == POLICY_PUBLISHED or subject.startswith(POLICY_PUBLISHED + "."):
+        subject = POLICY_PUBLISHED_WILDCARD
     for stream, subjects in STREAMS.items():
         if subject in subjects:
             return stream
