@@ -92,7 +92,8 @@ WriterDep = Annotated[KeyPrincipal, Depends(writer)]
 
 @dataclass(frozen=True, slots=True)
 class Writing:
-    """What every write route takes: the writer (:func:`writer`), sessions, settings and the outbox relay."""
+    """What every write route takes: the writer (:func:`writer`), sessions, settings and the outbox relay (a
+    write's unit of work wakes it after the commit: ``versioning.writing``)."""
 
     principal: KeyPrincipal
     sessions: async_sessionmaker[AsyncSession]
@@ -102,11 +103,6 @@ class Writing:
     async def body(self, request: Request, model: type[M]) -> M:
         """The request's body as ``model``, under ``limits.max_body_bytes`` (413, then 422)."""
         return await parse_body(request, model, self.settings.limits.max_body_bytes)
-
-    def published(self) -> None:
-        """After a publish commits: the relay sends its event now instead of at its next poll."""
-        if self.relay is not None:
-            self.relay.wake()
 
 
 async def writing(

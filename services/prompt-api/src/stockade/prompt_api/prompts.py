@@ -19,6 +19,7 @@ from stockade.prompt_api.errors import InvalidContent, NotFound
 from stockade.prompt_api.schemas import ChatMessage, PromptPublish, PromptSummary, PromptVersionPublic
 from stockade.prompt_api.settings import LimitSettings
 from stockade.prompt_api.tables import Prompt, PromptVersion
+from stockade.runtime.uow import Waker
 
 _DUMMY_HASH = "0" * 64
 
@@ -203,13 +204,14 @@ def check_size(content: Any, config: Any, limits: LimitSettings) -> None:
 
 async def publish(
     sessions: async_sessionmaker[AsyncSession],
+    relay: Waker | None,
     principal: KeyPrincipal,
     body: PromptPublish,
     limits: LimitSettings,
 ) -> PromptVersionPublic:
     content = stored_content(body.content)
     check_size(content, body.config, limits)
-    async with versioning.publishing(sessions, principal, body.project_id) as session:
+    async with versioning.publishing(sessions, relay, principal, body.project_id) as session:
         return await insert_version(
             session,
             principal.owner_id,
@@ -223,6 +225,7 @@ async def publish(
 
 async def rollback(
     sessions: async_sessionmaker[AsyncSession],
+    relay: Waker | None,
     principal: KeyPrincipal,
     project_id: str,
     prompt_name: str,
@@ -247,7 +250,7 @@ async def rollback(
             raise NotFound(f"prompt {prompt_name!r} has no version {target}")
         content, config = old.content, old.config
     message = commit_message or f"rollback to version {target}"
-    async with sessions() as session, session.begin():
+    async with versioning.writing(sessions, relay) as uow:
         return await insert_version(
-            session, principal.owner_id, project_id, prompt_name, content, config, message
+            uow.session, principal.owner_id, project_id, prompt_name, content, config, message
         )

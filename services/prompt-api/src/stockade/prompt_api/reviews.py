@@ -41,6 +41,7 @@ from stockade.prompt_api.schemas import (
 from stockade.prompt_api.settings import LimitSettings
 from stockade.prompt_api.skill_format import ValidFile
 from stockade.prompt_api.tables import Prompt, PromptProposal, Skill, SkillProposal
+from stockade.runtime.uow import Waker
 
 STATUSES = ("pending", "approved", "rejected")
 
@@ -97,7 +98,8 @@ async def propose(
     limits: LimitSettings,
 ) -> PublicT:
     checked = kind.check(name, body, limits)
-    async with sessions() as session, session.begin():
+    async with versioning.writing(sessions, None) as uow:
+        session = uow.session
         access = await project_access(session, principal.owner_id, body.project_id)
         if not can_list(access).allowed:
             raise Forbidden("the key's owner is not a member of this project")
@@ -192,12 +194,14 @@ async def _claim(
 async def approve(
     kind: ReviewKind[RowT, CreateT, PublicT, VersionT],
     sessions: async_sessionmaker[AsyncSession],
+    relay: Waker | None,
     principal: KeyPrincipal,
     proposal_id: str,
     decision: ReviewDecision,
 ) -> tuple[PublicT, VersionT]:
-    """Publish the proposal as the next, active version (publish rules apply), in one transaction."""
-    async with sessions() as session, session.begin():
+    """Publish the proposal as the next, active version (publish rules apply), in one unit of work."""
+    async with versioning.writing(sessions, relay) as uow:
+        session = uow.session
         await versioning.authorise_publish(session, principal, decision.project_id)
         row = await _claim(kind, session, principal, proposal_id, decision, "approved")
         message = row.commit_message or f"approved proposal {row.id}"
@@ -217,7 +221,8 @@ async def reject(
     """Reject with a comment (required: the author needs to know why); publish rules apply."""
     if not (decision.comment or "").strip():
         raise InvalidContent("a rejection needs a comment saying why")
-    async with sessions() as session, session.begin():
+    async with versioning.writing(sessions, None) as uow:
+        session = uow.session
         await versioning.authorise_publish(session, principal, decision.project_id)
         row = await _claim(kind, session, principal, proposal_id, decision, "rejected")
         return (await kind.views(session, [row]))[0]

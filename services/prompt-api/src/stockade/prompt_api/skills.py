@@ -23,6 +23,7 @@ from stockade.prompt_api.schemas import (
 from stockade.prompt_api.settings import LimitSettings
 from stockade.prompt_api.skill_format import ValidFile, check_skill
 from stockade.prompt_api.tables import Skill, SkillFile, SkillVersion
+from stockade.runtime.uow import Waker
 
 RESOURCE_KINDS = ("references", "scripts", "assets")
 
@@ -163,12 +164,13 @@ async def read_file(session: AsyncSession, version_id: str, path: str) -> tuple[
 
 async def publish(
     sessions: async_sessionmaker[AsyncSession],
+    relay: Waker | None,
     principal: KeyPrincipal,
     body: SkillPublish,
     limits: LimitSettings,
 ) -> SkillVersionPublic:
     front, md, files = check_skill(body.skill_name, body.skill_md, body.files, limits)
-    async with versioning.publishing(sessions, principal, body.project_id) as session:
+    async with versioning.publishing(sessions, relay, principal, body.project_id) as session:
         return await insert_version(
             session,
             principal.owner_id,

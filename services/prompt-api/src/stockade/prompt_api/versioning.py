@@ -26,6 +26,7 @@ from stockade.prompt_api import paging
 from stockade.prompt_api.errors import Forbidden
 from stockade.prompt_api.tables import OutboxEvent, Prompt, PromptVersion, Skill, SkillVersion
 from stockade.runtime import outbox
+from stockade.runtime.uow import UnitOfWork, Waker
 
 V = TypeVar("V", PromptVersion, SkillVersion)
 
@@ -58,15 +59,24 @@ async def authorise_publish(session: AsyncSession, principal: KeyPrincipal, proj
         raise Forbidden(decision.reason)
 
 
+def writing(sessions: async_sessionmaker[AsyncSession], relay: Waker | None) -> UnitOfWork:
+    """One write of prompt-api: a transaction of its own, its events in prompt-api's outbox, the relay woken after
+    the commit (:mod:`stockade.runtime.uow`)."""
+    return UnitOfWork(sessions, OutboxEvent, relay)
+
+
 @asynccontextmanager
 async def publishing(
-    sessions: async_sessionmaker[AsyncSession], principal: KeyPrincipal, project_id: str
+    sessions: async_sessionmaker[AsyncSession],
+    relay: Waker | None,
+    principal: KeyPrincipal,
+    project_id: str,
 ) -> AsyncIterator[AsyncSession]:
-    """A publish: authorised first (403, in a session of its own), then the transaction that writes it."""
+    """A publish: authorised first (403, in a session of its own), then the unit of work that writes it."""
     async with sessions() as session:
         await authorise_publish(session, principal, project_id)
-    async with sessions() as session, session.begin():
-        yield session
+    async with writing(sessions, relay) as uow:
+        yield uow.session
 
 
 async def page_with_active(

@@ -101,8 +101,7 @@ async def prompt_versions(
 )
 async def publish_prompt(request: Request, w: WritingDep) -> JSONResponse:
     body = await w.body(request, PromptPublish)
-    published = await prompts.publish(w.sessions, w.principal, body, w.settings.limits)
-    w.published()
+    published = await prompts.publish(w.sessions, w.relay, w.principal, body, w.settings.limits)
     return _created(published)
 
 
@@ -116,9 +115,8 @@ async def publish_prompt(request: Request, w: WritingDep) -> JSONResponse:
 async def rollback_prompt(request: Request, prompt_name: StorableStr, w: WritingDep) -> JSONResponse:
     body = await w.body(request, PromptRollback)
     published = await prompts.rollback(
-        w.sessions, w.principal, body.project_id, prompt_name, body.version, body.commit_message
+        w.sessions, w.relay, w.principal, body.project_id, prompt_name, body.version, body.commit_message
     )
-    w.published()
     return _created(published)
 
 

@@ -106,8 +106,9 @@ def _add_routes(
     )
     async def approve_proposal(request: Request, proposal_id: StorableStr, w: WritingDep) -> JSONResponse:
         decision = await w.body(request, ReviewDecision)
-        proposal, published = await reviews.approve(kind, w.sessions, w.principal, proposal_id, decision)
-        w.published()
+        proposal, published = await reviews.approve(
+            kind, w.sessions, w.relay, w.principal, proposal_id, decision
+        )
         return JSONResponse(
             {"proposal": proposal.model_dump(mode="json"), "published": published.model_dump(mode="json")},
             headers=approved_headers(published),

@@ -115,8 +115,7 @@ async def skills_index(
 )
 async def publish_skill(request: Request, w: WritingDep) -> JSONResponse:
     body = await w.body(request, SkillPublish)
-    published = await skills.publish(w.sessions, w.principal, body, w.settings.limits)
-    w.published()
+    published = await skills.publish(w.sessions, w.relay, w.principal, body, w.settings.limits)
     return JSONResponse(published.model_dump(mode="json"), status_code=201)
 
 
