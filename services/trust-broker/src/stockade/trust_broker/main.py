@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from nats.aio.msg import Msg
 
@@ -23,7 +22,7 @@ from stockade.contracts.nats_sync import sync_with_server
 from stockade.contracts.replies import HealthReply
 from stockade.contracts.streams import stream_spec_for
 from stockade.guardrails.trust import InMemoryNonceStore, JetStreamNonceStore, NonceStore
-from stockade.runtime.bus import connect_broker, make_broker, stop_broker
+from stockade.runtime.bus import NoRequest, command, connect_broker, make_broker, stop_broker
 from stockade.runtime.logging import configure_logging
 from stockade.runtime.metrics import MetricsServer
 from stockade.runtime.nats import install_stop_signals
@@ -62,20 +61,38 @@ class TrustBrokerApp:
         self._register()
 
     def _register(self) -> None:
-        broker, settings = self.broker, self.settings
+        name = self.settings.service_name
+        command(
+            self.broker,
+            subjects.TRUST_HEALTH,
+            NoRequest,
+            self.on_health,
+            queue=f"{name}-health",
+            title=f"{name} health",
+            unavailable=f"{name} cannot say how it is",
+        )
+        command(  # no queue group: every replica reloads
+            self.broker,
+            subjects.TRUST_CMD_RELOAD,
+            NoRequest,
+            self.on_reload,
+            queue=None,
+            title=f"{name} reload",
+            unavailable=f"{name} could not reload",
+        )
 
-        # FastStream encodes what a handler returns: the HealthReply's JSON dict
-        @broker.subscriber(subjects.TRUST_HEALTH, queue=f"{settings.service_name}-health")
-        async def on_health(_: Any) -> dict[str, Any]:
-            return self.health().as_json()
+    async def on_health(self, _: NoRequest) -> HealthReply:
+        return self.health()
 
-        @broker.subscriber(subjects.TRUST_CMD_RELOAD)  # no queue group: every replica reloads
-        async def on_reload(_: Any) -> dict[str, Any]:
-            assert self.provider is not None
-            error = self.provider.reload()
-            if error:
-                return HealthReply(status="error", error=error).as_json()
-            return self.health(status="reloaded").as_json()
+    async def on_reload(self, _: NoRequest) -> HealthReply:
+        """Rebuild the registry from the file now (every replica): ``reloaded``, or ``error`` and why (the
+        previous registry stays)."""
+        if self.provider is None:
+            return self.health()  # still starting: the first load reads the file anyway
+        error = self.provider.reload()
+        if error:
+            return HealthReply(status="error", error=error)
+        return self.health(status="reloaded")
 
     async def _on_submit(self, msg: Msg) -> None:
         await self.submit(msg.subject, msg.headers, msg.data, msg.reply)
