@@ -55,6 +55,18 @@ def test_hashes_match_is_exact():
     assert not keys.hashes_match(h, keys.hash_key("stk_y"))
 
 
+def test_a_presented_key_matches_only_its_own_stored_hash():
+    key = keys.generate_key()
+    presented = keys.presented(key.plaintext)
+    assert presented.key_id == key.key_id
+    assert keys.verify_presented(presented, key.key_hash)
+    assert not keys.verify_presented(presented, keys.generate_key().key_hash)
+    assert not keys.verify_presented(presented, None)  # no such key
+    for malformed in (None, "", "junk"):  # looked up as the placeholder id, never matching
+        assert keys.presented(malformed).key_id == keys.PLACEHOLDER_ID
+        assert not keys.verify_presented(keys.presented(malformed), None)
+
+
 def test_effective_scope_rules():
     on, hosted = Deployment.ONPREM, Deployment.HOSTED
     assert effective_scope("write", "onprem", on) is Scope.WRITE

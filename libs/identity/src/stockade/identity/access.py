@@ -27,7 +27,6 @@ from stockade.identity.tables import (
     Scope,
 )
 
-_DUMMY_HASH = "0" * 64
 # owner_id, key_hash, scope, deployment, project_id, revoked_at, expires_at
 _KeyRow = Row[str, str, str | None, str, str | None, datetime | None, datetime | None]
 
@@ -74,12 +73,12 @@ async def authenticate(
     one constant-time comparison. An expired key (a console session's credential past its lifetime,
     ``stockade.identity.session_keys``) fails exactly like a revoked one (spec 7: 401 where keys are checked).
     """
-    key_id = keys.key_id_of(plaintext) or keys.PLACEHOLDER_ID
-    row = await matching_key(session, key_id, keys.hash_key(plaintext or ""))
+    key = keys.presented(plaintext)
+    row = await matching_key(session, key)
     if row is None or not usable(row.revoked_at, row.expires_at) or row.scope == Scope.INGEST.value:
         return None  # an ingest key opens guardrail-ingest only (stockade.identity.ingest_keys)
     return KeyPrincipal(
-        key_id=key_id, owner_id=row.owner_id, scope=effective_scope(row.scope, row.deployment, deployment)
+        key_id=key.key_id, owner_id=row.owner_id, scope=effective_scope(row.scope, row.deployment, deployment)
     )
 
 
@@ -88,9 +87,9 @@ def usable(revoked_at: datetime | None, expires_at: datetime | None, now: dateti
     return revoked_at is None and (expires_at is None or expires_at > (now or utcnow()))
 
 
-async def matching_key(session: AsyncSession, key_id: str, key_hash: str) -> _KeyRow | None:
-    """Key ``key_id``'s row (owner, scope, deployment, project, revocation) when its stored SHA-256 is
-    ``key_hash``, else None. One lookup and one constant-time comparison, also when there is no such key."""
+async def matching_key(session: AsyncSession, key: keys.PresentedKey) -> _KeyRow | None:
+    """The presented key's row (owner, scope, deployment, project, revocation) when its stored SHA-256 is the
+    presented one, else None. One lookup and one constant-time comparison, also when there is no such key."""
     row = (
         await session.execute(
             select(
@@ -101,11 +100,10 @@ async def matching_key(session: AsyncSession, key_id: str, key_hash: str) -> _Ke
                 ApiKey.project_id,
                 ApiKey.revoked_at,
                 ApiKey.expires_at,
-            ).where(ApiKey.id == key_id)
+            ).where(ApiKey.id == key.key_id)
         )
     ).one_or_none()
-    matches = keys.hashes_match(row.key_hash if row is not None else _DUMMY_HASH, key_hash)
-    return row if matches else None
+    return row if keys.verify_presented(key, row.key_hash if row is not None else None) else None
 
 
 async def project_access(session: AsyncSession, user_id: str, project_id: str) -> ProjectAccess:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity.access import matching_key, project_access, usable
+from stockade.identity.keys import PresentedKey
 from stockade.identity.tables import Scope
 
 
@@ -29,7 +30,7 @@ class IngestKeyCheck:
 
 async def verify_ingest_key(session: AsyncSession, key_id: str, key_hash: str) -> IngestKeyCheck:
     """Whether the key with this id and SHA-256 (hex) may send run events, and for which project."""
-    row = await matching_key(session, key_id, key_hash)
+    row = await matching_key(session, PresentedKey(key_id, key_hash))
     if row is None:
         return IngestKeyCheck(False, "unknown key", key_id)
     if not usable(row.revoked_at, row.expires_at):

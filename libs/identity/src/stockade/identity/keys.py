@@ -20,6 +20,7 @@ KEY_LEN = len(PREFIX) + ID_LEN + SECRET_LEN + CHECKSUM_LEN
 ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _ALLOWED = frozenset(ALPHABET)
 PLACEHOLDER_ID = "0" * ID_LEN  # never issued (ids are random); used to keep work equal on malformed keys
+_PLACEHOLDER_HASH = "0" * 64  # compared with when no key row was found: the comparison is done on every path
 
 
 def _base62(number: int, width: int) -> str:
@@ -46,6 +47,27 @@ def hash_key(plaintext: str) -> str:
 def hashes_match(stored: str, computed: str) -> bool:
     """Constant-time comparison of two hex digests."""
     return hmac.compare_digest(stored.encode(), computed.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class PresentedKey:
+    """A key as presented, after the work every check does first: the id to look up (:data:`PLACEHOLDER_ID` for a
+    missing or malformed key) and the SHA-256 of what was presented (the lookup's parameter, then compared)."""
+
+    key_id: str
+    key_hash: str
+
+
+def presented(plaintext: str | None) -> PresentedKey:
+    """One hash and a format check, the same for every input (a malformed key is looked up as the placeholder)."""
+    return PresentedKey(key_id_of(plaintext) or PLACEHOLDER_ID, hash_key(plaintext or ""))
+
+
+def verify_presented(key: PresentedKey, stored_hash: str | None) -> bool:
+    """Whether the presented key is the stored one: the one comparison of every key check (the uniform read,
+    ``authenticate``, ingest keys). ``stored_hash`` None (no such key): compared with a placeholder all the same,
+    so a missing key costs what a wrong one does."""
+    return hashes_match(stored_hash if stored_hash is not None else _PLACEHOLDER_HASH, key.key_hash)
 
 
 @dataclass(frozen=True, slots=True)

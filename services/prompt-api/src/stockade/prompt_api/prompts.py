@@ -21,8 +21,6 @@ from stockade.prompt_api.settings import LimitSettings
 from stockade.prompt_api.tables import Prompt, PromptVersion
 from stockade.runtime.uow import Waker
 
-_DUMMY_HASH = "0" * 64
-
 
 def content_sha256(content: Any, config: Any) -> str:
     canonical = json.dumps({"content": content, "config": config}, sort_keys=True, separators=(",", ":"))
@@ -98,19 +96,17 @@ async def read_active(
 ) -> PromptVersionPublic | None:
     """The uniform read: None for every failure, after the same work (one hash, one query returning one row, one
     comparison)."""
-    key_id = keys.key_id_of(api_key) or keys.PLACEHOLDER_ID
-    computed = keys.hash_key(api_key or "")
+    key = keys.presented(api_key)
     now = utcnow()
     params = {
-        "key_id": key_id,
+        "key_id": key.key_id,
         "project_id": project_id or "",
         "prompt_name": prompt_name or "",
-        "key_hash": computed,
+        "key_hash": key.key_hash,
         "now": now,
     }
     row = (await conn.execute(_READ_ACTIVE, params)).one_or_none()
-    stored = row.key_hash if row is not None and row.key_hash is not None else _DUMMY_HASH
-    matches = keys.hashes_match(stored, computed)
+    matches = keys.verify_presented(key, row.key_hash if row is not None else None)
     if row is None or not matches or row.content is None or row.member is None:
         return None
     if not usable(row.revoked_at, row.expires_at, now):

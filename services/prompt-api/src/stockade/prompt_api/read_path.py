@@ -28,7 +28,6 @@ from stockade.prompt_api import prompts
 from stockade.prompt_api.read_batch import ReadBatcher
 from stockade.runtime.shutdown import finish_within
 
-_DUMMY_HASH = "0" * 64
 CLOSE_TIMEOUT_S = 5.0  # the pool's graceful close; then its connections are terminated
 
 
@@ -107,12 +106,10 @@ class PostgresReader:
     async def read(
         self, api_key: str | None, project_id: str | None, prompt_name: str | None
     ) -> FoundPrompt | None:
-        key_id = keys.key_id_of(api_key) or keys.PLACEHOLDER_ID
-        computed = keys.hash_key(api_key or "")
-        args = (key_id, project_id or "", prompt_name or "", computed)
+        key = keys.presented(api_key)
+        args = (key.key_id, project_id or "", prompt_name or "", key.key_hash)
         row = await self._batcher.fetch(args)
-        stored = row["key_hash"] if row is not None and row["key_hash"] is not None else _DUMMY_HASH
-        matches = keys.hashes_match(stored, computed)
+        matches = keys.verify_presented(key, row["key_hash"] if row is not None else None)
         if row is None or not matches or row["content"] is None:
             return (
                 None  # the statement opened no content: wrong, revoked or expired key, no access, no prompt
