@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from stockade.contracts.policy import PolicyRef
 from stockade.contracts.run_store import (
     ExportEvents,
     ExportPageReply,
@@ -25,11 +26,15 @@ from stockade.contracts.run_store import (
 )
 from stockade.guardrail_ingest.records import RECORD_FIELDS, to_records
 from stockade.guardrail_ingest.run_reads import RunReads
+from stockade.guardrail_ingest.settings import SinkSettings
 from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
 from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
 from stockade.guardrail_ingest.sinks.mongodb import MongoSink
 from stockade.guardrail_ingest.sinks.router import FixedStore
+from stockade.guardrails import Action, GuardrailSystem
+from stockade.guardrails.storage import FlushStatus
 from stockade.guardrails.storage.wire import GuardrailBatch
+from stockade.guardrails.testing import FakeClassifier
 
 MESSAGE = 1024 * 1024
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -139,6 +144,48 @@ async def test_the_export_carries_each_events_policy(store):
         ("support-bot", "3"),
         ("support-bot", "3"),
         ("support-bot", "4"),
+    ]
+
+
+@pytest.mark.mongo
+@pytest.mark.nats
+async def test_the_library_stamps_each_event_with_the_policy_version_it_ran(
+    request, fresh_nats_url, unique_name, kit
+):
+    """A system built from platform policy v3 is moved to v4 in the middle of a run (as ``from_platform`` does on
+    a publish): through a real guardrail-ingest, the run page shows which version made each decision."""
+    table = unique_name("guardrail_events")
+    url = request.getfixturevalue("mongodb_url")
+    sink_settings = SinkSettings(kind="mongodb", url=url, table=table, timeout_s=5)
+    async with kit.served(kit.settings(fresh_nats_url, sink_settings)) as base:
+        system = GuardrailSystem(
+            {
+                "guardrails": {
+                    "checks": {n: {"enabled": False} for n in ("pii", "exfiltration", "classification")}
+                }
+            },
+            storage={"enabled": True, "backend_url": base},
+        )
+        system.add_check(FakeClassifier("fake", {"refund": ("refund", Action.BLOCK)}))
+        system.link_arms("proj-a", agent_id="support")
+        system.policy_ref = PolicyRef(name="support-bot", version=3)
+        system.begin_run("run-lib")
+        assert (await system.check_input("refund please")).blocked
+        system.policy_ref = PolicyRef(name="support-bot", version=4)
+        await system.check_input("hello")
+        assert (await system.end_run()).status is FlushStatus.SENT
+        sink = MongoSink(url, table)
+        reads = _reads(sink)
+
+        async def stored() -> list[Any]:
+            body = await reads.reply(GetRun(scope=MINE, run_id="run-lib").to_bytes(), MESSAGE)
+            return [] if "error" in json.loads(body) else RunDetailReply.model_validate_json(body).run.events
+
+        events = await kit.wait_for(stored, within_s=30)
+        await sink.aclose()
+    assert [(e.action, e.policy) for e in events] == [
+        ("block", "support-bot v3"),
+        ("allow", "support-bot v4"),
     ]
 
 

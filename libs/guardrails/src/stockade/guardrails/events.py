@@ -38,6 +38,12 @@ class GuardrailEvent(BaseModel):
     run_id: str | None = Field(default=None, description="Run id set by begin_run().")
     action: str | None = Field(default=None, description="allow, warn, mask or block, when a decision.")
     payload: dict[str, Any] = Field(default_factory=dict, description="Kind-specific, non-sensitive detail.")
+    policy_name: str | None = Field(
+        default=None,
+        description="The platform policy whose version made the event (``GuardrailSystem.policy_ref``); the "
+        "storage hook fills it in. None: a local configuration.",
+    )
+    policy_version: str | None = Field(default=None, description="That policy's version.")
 
 
 @runtime_checkable

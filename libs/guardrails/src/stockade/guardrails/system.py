@@ -12,6 +12,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, Required, TypedDict, TypeVar, Unpack
 
+from stockade.contracts.policy import PolicyRef
 from stockade.guardrails.checks.base import CheckContext, Closes, ContentCheck, SpendsTokens
 from stockade.guardrails.checks.config import Stage
 from stockade.guardrails.checks.registry import CheckSlot, build_enabled
@@ -72,6 +73,16 @@ class GuardrailSystem:
 
         # --- Agent hooks (spec 1: tool authorization, rate limiting): see the ``policies`` property -------
         self._policies: PolicyEngine | None = None
+
+    @property
+    def policy_ref(self) -> PolicyRef | None:
+        """The platform policy version this system's configuration is (None: a local configuration). Every
+        event the storage hook keeps from now on carries it, so a run page shows which version decided."""
+        return self.storage.policy_ref
+
+    @policy_ref.setter
+    def policy_ref(self, ref: PolicyRef | None) -> None:
+        self.storage.policy_ref = ref
 
     def _charge_tokens(self, run_id: str | None, tokens: int) -> None:
         self.policies.record_output_tokens(run_id, tokens)

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from stockade.contracts.ingest_wire import RunInfo
+from stockade.contracts.policy import PolicyRef
 from stockade.guardrails.events import GuardrailEvent
 from stockade.guardrails.storage.context import RunLinks
 
@@ -31,6 +32,16 @@ class BufferedRun:
             ended_at=self.ended_at,
             dropped_events=self.dropped,
         )
+
+
+def stamped(event: GuardrailEvent, run_id: str, policy: PolicyRef | None) -> GuardrailEvent:
+    """``event`` as its run keeps it: with the run's id and the policy version that made it, where it has none."""
+    update: dict[str, str] = {}
+    if event.run_id is None:
+        update["run_id"] = run_id
+    if policy is not None and event.policy_name is None:
+        update.update(policy_name=policy.name, policy_version=str(policy.version))
+    return event.model_copy(update=update) if update else event
 
 
 class RunListener(Protocol):

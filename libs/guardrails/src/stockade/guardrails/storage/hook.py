@@ -27,8 +27,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from stockade.contracts.ingest_wire import RunInfo
+from stockade.contracts.policy import PolicyRef
 from stockade.guardrails.events import GuardrailEvent
-from stockade.guardrails.storage.buffer import BufferedRun, RunListener
+from stockade.guardrails.storage.buffer import BufferedRun, RunListener, stamped
 from stockade.guardrails.storage.config import StorageConfig
 from stockade.guardrails.storage.context import RunLinks
 from stockade.guardrails.storage.pending import (
@@ -65,6 +66,7 @@ class GuardrailsStorageHook:
         self._lock = threading.Lock()
         self._listeners: weakref.WeakSet[RunListener] = weakref.WeakSet()
         self.unrouted = 0
+        self.policy_ref: PolicyRef | None = None  # stamped on every event kept (GuardrailSystem.policy_ref)
 
     @property
     def enabled(self) -> bool:
@@ -153,9 +155,7 @@ class GuardrailsStorageHook:
                         "guardrail run %s: buffer full (%d), dropping events", run.run_id, len(run.events)
                     )
                 return
-            if event.run_id is None:
-                event = event.model_copy(update={"run_id": run.run_id})
-            run.events.append(event)
+            run.events.append(stamped(event, run.run_id, self.policy_ref))
 
     async def end_run(self, run_id: str | None = None) -> FlushResult:
         """Close the run (default: the current one) and flush it; a failed flush keeps the events.
