@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from stockade.contracts import ActiveDbConfig, DbConfigActivated, subjects
 from stockade.guardrail_ingest.settings import ActiveStoreSettings
 from stockade.guardrail_ingest.sinks.router import STORE_KINDS
-from stockade.runtime.bus import event_subscriber
+from stockade.runtime.bus import on_event
 
 log = logging.getLogger(__name__)
 Source = Literal["default", "model-api", "stream", "event"]
@@ -162,15 +162,13 @@ class ActiveStoreFollower:
         """Follow ``dbconfig.activated.v1`` on ``broker`` (a plain subscriber, no queue group: every replica
         follows every activation; it starts with the broker)."""
 
-        subscriber = event_subscriber(
-            broker, subjects.DBCONFIG_ACTIVATED, title="guardrail-ingest active store"
+        self._subscriber = on_event(
+            broker,
+            subjects.DBCONFIG_ACTIVATED,
+            DbConfigActivated,
+            self.on_event,
+            title="guardrail-ingest active store",
         )
-
-        @subscriber
-        async def on_activated(body: bytes) -> None:
-            await self.on_event(body)
-
-        self._subscriber = subscriber
 
     async def start(self, nc: Client) -> None:
         """Learn the state (model-api, else the stream's last activation, else the default), then resync in the
@@ -248,13 +246,8 @@ class ActiveStoreFollower:
         self.store.offer(state)
         return True
 
-    async def on_event(self, body: bytes) -> None:
+    async def on_event(self, event: DbConfigActivated) -> None:
         """Apply one ``dbconfig.activated.v1`` (an older producer's, or a newer version's: ask model-api)."""
-        try:
-            event = DbConfigActivated.model_validate_json(body)
-        except ValidationError as exc:
-            log.error("undecodable %s ignored: %s", subjects.DBCONFIG_ACTIVATED, exc)
-            return
         state = from_event(event, "event")
         if state is None:  # an older producer: the event says "changed", model-api says to what
             await self.ask_model_api()

@@ -28,13 +28,12 @@ from dataclasses import dataclass
 
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
-from pydantic import ValidationError
 
 from stockade.contracts import ApiKeyRevoked, IngestKeyQuery, IngestKeyVerdict, subjects
 from stockade.contracts.replies import ErrorReply
 from stockade.guardrail_ingest.failure_limit import FailureLimiter, client_key
 from stockade.guardrail_ingest.settings import IngestSettings
-from stockade.runtime.bus import event_subscriber
+from stockade.runtime.bus import on_event
 
 log = logging.getLogger(__name__)
 
@@ -107,16 +106,15 @@ class IngestKeyVerifier:
         empty, and while it is down no question is asked (503)."""
         self.broker, self.nc = broker, nc
 
-        @event_subscriber(broker, subjects.APIKEY_REVOKED, title="guardrail-ingest key revocations")
-        async def on_revoked(body: bytes) -> None:
-            self.on_revoked(body)
+        on_event(
+            broker,
+            subjects.APIKEY_REVOKED,
+            ApiKeyRevoked,
+            self.on_revoked,
+            title="guardrail-ingest key revocations",
+        )
 
-    def on_revoked(self, body: bytes) -> None:
-        try:
-            event = ApiKeyRevoked.model_validate_json(body)
-        except ValidationError:
-            log.warning("ignored a malformed %s", subjects.APIKEY_REVOKED)
-            return
+    async def on_revoked(self, event: ApiKeyRevoked) -> None:
         self.forget(event.key_id)
 
     def forget(self, key_id: str) -> None:

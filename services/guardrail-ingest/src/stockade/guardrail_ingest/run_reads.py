@@ -12,9 +12,10 @@ would not fit, and says where to go on (``next_cursor``, ``next_offset``, ``next
 alone would not fit is sent with its payload replaced by ``{"truncated_bytes": n}``; a run page's payloads over
 ``RUN_PAGE_PAYLOAD_BYTES`` (4 KiB) are cut to the fields the page shows.
 
-The responder is a FastStream subscriber on the service's broker (:meth:`RunReads.declare`, queue group
-``guardrail-ingest``); it takes the raw request body and answers bytes (an ``ErrorReply`` when it cannot answer:
-``invalid_request``, ``not_found``, ``unavailable``, ``too_large``).
+:meth:`RunReads.answer` is the rule: a typed command in, its typed reply out, or an ``ErrorReply`` when it cannot
+answer (``not_found``, ``unavailable``, ``too_large``). :meth:`RunReads.declare` puts it on the service's broker
+with :func:`stockade.runtime.bus.command` (queue group ``guardrail-ingest``), which refuses a malformed request
+with ``invalid_request`` and answers ``unavailable`` when a store breaks unexpectedly.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from faststream.nats import NatsBroker
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from stockade.contracts import subjects
 from stockade.contracts.replies import ErrorReply
@@ -33,6 +34,7 @@ from stockade.contracts.run_store import (
     RUN_PAGE_PAYLOAD_BYTES,
     ExportCursor,
     ExportEvents,
+    ExportPageReply,
     GetOverview,
     GetRun,
     ListRuns,
@@ -40,6 +42,7 @@ from stockade.contracts.run_store import (
     RunDetailReply,
     RunEvent,
     RunPageReply,
+    RunStoreCommand,
     RunStoreRequest,
 )
 from stockade.guardrail_ingest.reads import RunNotFound, RunReader, RunStoreUnavailable
@@ -51,7 +54,7 @@ from stockade.guardrail_ingest.sinks.clickhouse import ClickHouseSink
 from stockade.guardrail_ingest.sinks.dynamodb import DynamoSink
 from stockade.guardrail_ingest.sinks.mongodb import MongoSink
 from stockade.guardrail_ingest.sinks.router import Stores
-from stockade.runtime.bus import raw_body
+from stockade.runtime.bus import Command
 
 log = logging.getLogger(__name__)
 QUEUE: Final = "guardrail-ingest"
@@ -60,8 +63,24 @@ HEADROOM: Final = 4096
 _COMMANDS = "list_runs, get_run, overview or export"
 
 
-def _error(code: str, message: str) -> bytes:
-    return ErrorReply.of(code, message).to_bytes()
+_error = ErrorReply.of
+
+
+class _ExportPage(ExportPageReply):
+    """An export page, sent as the stores give its rows (values JSON cannot hold, as text)."""
+
+    def to_bytes(self) -> bytes:
+        after = self.next_after.model_dump(mode="json") if self.next_after else None
+        return json.dumps({"events": self.events, "next_after": after}, default=str).encode()
+
+
+RunReply = RunPageReply | RunDetailReply | OverviewReply | ExportPageReply
+
+
+def _invalid(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"expected one typed run-store command ({_COMMANDS}): {where}: {first['msg']}"[:500]
 
 
 def reader_for(sink: EventSink, *, max_scan: int = 200_000) -> RunReader:
@@ -78,7 +97,8 @@ def reader_for(sink: EventSink, *, max_scan: int = 200_000) -> RunReader:
 
 
 class RunReads:
-    """The answers to ``guardrail.cmd.read_runs.v2`` (no broker needed: :meth:`answer` takes and returns bytes).
+    """The answers to ``guardrail.cmd.read_runs.v2`` (no broker needed: :meth:`answer` is the rule, :meth:`reply`
+    the conversation in bytes).
 
     ``stores`` and ``active``: the sinks of this replica and the kind of the active store (read per request, so
     an activation moves the reads with the writes).
@@ -109,16 +129,8 @@ class RunReads:
             self._readers[id(sink)] = held
         return held[1]
 
-    async def answer(self, payload: bytes, max_bytes: int) -> bytes:
-        try:
-            command = RunStoreRequest.model_validate_json(payload or b"{}").root
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            return _error(
-                "invalid_request",
-                f"expected one typed run-store command ({_COMMANDS}): {where}: {first['msg']}"[:500],
-            )
+    async def answer(self, command: RunStoreCommand, max_bytes: int) -> RunReply | ErrorReply:
+        """The reply to one command, in a message of ``max_bytes``."""
         budget = max_bytes - HEADROOM
         try:
             reader = await self._reader()
@@ -134,26 +146,25 @@ class RunReads:
         except RunStoreUnavailable as exc:
             return _error("unavailable", str(exc)[:500])
 
-    async def _list_runs(self, reader: RunReader, command: ListRuns, budget: int) -> bytes:
+    async def _list_runs(self, reader: RunReader, command: ListRuns, budget: int) -> RunPageReply:
         runs, more = await reader.list_runs(command.scope, command.query, command.cursor, command.limit)
         kept = _fitting([r.model_dump_json().encode() for r in runs], budget)
         more = more or kept < len(runs)
         runs = runs[:kept]
-        return RunPageReply(runs=runs, next_cursor=runs[-1].cursor() if more and runs else None).to_bytes()
+        return RunPageReply(runs=runs, next_cursor=runs[-1].cursor() if more and runs else None)
 
-    async def _get_run(self, reader: RunReader, command: GetRun, budget: int) -> bytes:
+    async def _get_run(self, reader: RunReader, command: GetRun, budget: int) -> RunDetailReply:
         detail = await reader.run(command.scope, command.run_id, command.project_id)
         events = [_bounded(e, budget // 2) for e in map(_page_payload, detail.events[command.offset :])]
         head = len(detail.model_copy(update={"events": []}).model_dump_json())
         kept = _fitting([e.model_dump_json().encode() for e in events], budget - head)
         more = kept < len(events)
-        reply = RunDetailReply(
+        return RunDetailReply(
             run=detail.model_copy(update={"events": events[:kept]}),
             next_offset=command.offset + kept if more else None,
         )
-        return reply.to_bytes()
 
-    async def _export(self, reader: RunReader, command: ExportEvents, budget: int) -> bytes:
+    async def _export(self, reader: RunReader, command: ExportEvents, budget: int) -> ExportPageReply:
         rows, more = await reader.export(command.scope, command.query, command.after, command.limit)
         encoded = []
         for i, row in enumerate(rows):
@@ -171,38 +182,42 @@ class RunReads:
             if more and last is not None
             else None
         )
-        body = json.dumps({"events": rows, "next_after": after.model_dump(mode="json") if after else None})
-        return body.encode()
+        return _ExportPage(events=rows, next_after=after)
 
-    async def _overview(self, reader: RunReader, command: GetOverview, budget: int) -> bytes:
+    async def _overview(
+        self, reader: RunReader, command: GetOverview, budget: int
+    ) -> OverviewReply | ErrorReply:
         overview = await reader.overview(command.scope, command.query, command.now)
-        body = OverviewReply(overview=overview).to_bytes()
-        if len(body) > budget:
+        reply = OverviewReply(overview=overview)
+        if len(reply.to_bytes()) > budget:
             return _error(
                 "too_large", "the overview does not fit one message: narrow the range or the checks"
             )
-        return body
+        return reply
+
+    def command(self, max_payload: Callable[[], int]) -> Command[RunStoreRequest, BaseModel]:
+        """``guardrail.cmd.read_runs.v2`` answered by :meth:`answer`, in messages of ``max_payload()`` bytes (read
+        per request: the server says it when connecting)."""
+
+        async def handle(request: RunStoreRequest) -> RunReply | ErrorReply:
+            largest = max_payload()
+            return await self.answer(request.root, min(largest, self._reply_bytes or largest))
+
+        return Command(
+            subjects.GUARDRAIL_CMD_READ_RUNS,
+            RunStoreRequest,
+            handle,
+            unavailable="the run store cannot be read",
+            invalid=_invalid,
+        )
 
     async def reply(self, payload: bytes, max_payload: int) -> bytes:
         """The reply to one request on a connection whose messages hold ``max_payload`` bytes; never raises."""
-        try:
-            return await self.answer(payload, min(max_payload, self._reply_bytes or max_payload))
-        except Exception as exc:  # the store broke in an unexpected way: answer rather than time out
-            log.warning("%s failed: %s: %s", subjects.GUARDRAIL_CMD_READ_RUNS, type(exc).__name__, exc)
-            return _error("unavailable", "the run store cannot be read")
+        return await self.command(lambda: max_payload).respond(payload)
 
     def declare(self, broker: NatsBroker, max_payload: Callable[[], int]) -> None:
-        """Answer ``guardrail.cmd.read_runs.v2`` on ``broker`` (started with it); ``max_payload``: the largest
-        message of the broker's connection, read per request (the server says it when connecting)."""
-
-        @broker.subscriber(
-            subjects.GUARDRAIL_CMD_READ_RUNS,
-            queue=QUEUE,
-            decoder=raw_body,
-            title="guardrail-ingest run reads",
-        )
-        async def on_read(body: bytes) -> bytes:
-            return await self.reply(body, max_payload())
+        """Answer ``guardrail.cmd.read_runs.v2`` on ``broker`` (started with it)."""
+        self.command(max_payload).declare(broker, queue=QUEUE, title="guardrail-ingest run reads")
 
 
 def _fitting(encoded: list[bytes], budget: int) -> int:
