@@ -1,8 +1,10 @@
-"""Composition root: ``create_app(settings)`` builds the broker app; ``python -m stockade.trust_broker`` runs it.
+"""Composition root: ``create_app(settings)`` builds the broker app; ``python -m stockade.trust_broker`` runs it
+(:func:`stockade.runtime.entrypoint.run_worker`: logging, signals, the metrics listener, uvloop).
 
-Nothing connects at import time. Start order: connect to NATS, open the shared nonce bucket and the TRUST stream,
-load the trust configuration, then start consuming ``trust.submit.*`` in the queue group. A signal drains the
-connection (in-flight submissions finish) before exit.
+Nothing connects at import time. Start order: connect to NATS, read the trust configuration (once: the nonce
+bucket's retention and the first registry come from the same read), open the shared nonce bucket and the TRUST
+stream, then start consuming ``trust.submit.*`` in the queue group; the registry watcher runs as a background
+task. A signal drains the connection (in-flight submissions finish) before exit.
 
 The service is a FastStream app (connection, lifespan, the health and reload subscribers, drain on stop). The
 ``trust.submit.*`` hot path is a raw nats-py queue subscription on the same connection, verifying up to
@@ -11,7 +13,6 @@ The service is a FastStream app (connection, lifespan, the health and reload sub
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from nats.aio.msg import Msg
@@ -22,17 +23,16 @@ from stockade.contracts.nats_sync import sync_with_server
 from stockade.contracts.replies import HealthReply
 from stockade.contracts.streams import stream_spec_for
 from stockade.guardrails.trust import InMemoryNonceStore, JetStreamNonceStore, NonceStore
+from stockade.runtime.background import Tasks
 from stockade.runtime.bus import NoRequest, command, connect_broker, make_broker, stop_broker
-from stockade.runtime.logging import configure_logging
-from stockade.runtime.metrics import MetricsServer
-from stockade.runtime.nats import install_stop_signals
-from stockade.runtime.shutdown import GRACE_S, ShutdownDeadline, cancel_within
+from stockade.runtime.entrypoint import run_worker
+from stockade.runtime.shutdown import GRACE_S, ShutdownDeadline
 from stockade.runtime.tracing import configure_tracing, consumer_span, inject
 from stockade.trust_broker import wire
 from stockade.trust_broker.content import build_content_validator
 from stockade.trust_broker.dispatch import ConcurrentSubscription
 from stockade.trust_broker.metrics import count_decision
-from stockade.trust_broker.reloading import EnforcerProvider
+from stockade.trust_broker.reloading import EnforcerProvider, TrustFile
 from stockade.trust_broker.service import Decision, TrustBrokerService
 from stockade.trust_broker.settings import TrustBrokerSettings
 
@@ -51,7 +51,7 @@ class TrustBrokerApp:
         self.broker = make_broker(settings.nats, name=settings.service_name, apply_types=False, logger=None)
         self.service: TrustBrokerService | None = None
         self.provider: EnforcerProvider | None = None
-        self._watcher: asyncio.Task[None] | None = None
+        self.tasks = Tasks(service=settings.service_name)
         self.submissions = ConcurrentSubscription(
             subjects.TRUST_SUBMIT_WILDCARD,
             settings.queue,
@@ -134,34 +134,32 @@ class TrustBrokerApp:
 
     async def start(self) -> None:
         await connect_broker(self.broker, self.settings.nats)  # retries for nats.startup_wait_s
-        nonce_store = await self._nonce_store()
+        trust = TrustFile.read(self.settings.config_path)
+        nonce_store = await self._nonce_store(trust)
         await self._ensure_stream()
         # Layer D (content re-validation) when configured: its checks load and warm up before consuming.
         validator = await build_content_validator(self.settings.content_validation)
-        self.provider = EnforcerProvider(self.settings.config_path, nonce_store, content_validator=validator)
+        self.provider = EnforcerProvider(trust, nonce_store, content_validator=validator)
         self.service = TrustBrokerService(self.provider)
         await self.broker.start()
         await self.submissions.start(self.broker.connection)
         await sync_with_server(self.broker.connection)  # consuming from the moment start() returns
-        self._watcher = asyncio.create_task(self.provider.watch(self.settings.reload_interval_s))
+        self.tasks.start("registry-watcher", self.provider.watch(self.settings.reload_interval_s))
         log.info("trust-broker consuming %s (queue %s)", subjects.TRUST_SUBMIT_WILDCARD, self.settings.queue)
 
     async def stop(self) -> None:
         """Each step within what is left of ``shutdown_timeout_s`` (stockade.runtime.shutdown)."""
         stopping = ShutdownDeadline(self.settings.shutdown_timeout_s, service=self.settings.service_name)
-        if self._watcher is not None:
-            await stopping.step("registry watcher", cancel_within, self._watcher, GRACE_S)
+        await stopping.step("registry watcher", self.tasks.stop, GRACE_S)
         # no new submissions; the received ones finish
         await stopping.step("submissions", self.submissions.stop)
         # unsubscribes, lets in-flight handlers finish, drains the connection (bounded by nats.drain_timeout_s)
         await stopping.step("NATS bus", stop_broker, self.broker, self.settings.nats.drain_timeout_s)
 
-    async def _nonce_store(self) -> NonceStore:
+    async def _nonce_store(self, trust: TrustFile) -> NonceStore:
         if self.settings.nonce_store == "memory":
             return InMemoryNonceStore()
-        from stockade.guardrails.trust.loading import trust_config_from_path
-
-        retention = trust_config_from_path(self.settings.config_path).attestation.nonce_retention_s
+        retention = trust.config.attestation.nonce_retention_s
         js = self.broker.connection.jetstream()
         return await JetStreamNonceStore.open(
             js,
@@ -185,28 +183,5 @@ def create_app(settings: TrustBrokerSettings) -> TrustBrokerApp:
     return TrustBrokerApp(settings)
 
 
-async def serve(settings: TrustBrokerSettings) -> None:
-    configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
-    app = create_app(settings)
-    stop = asyncio.Event()
-    install_stop_signals(stop)
-    metrics = MetricsServer(settings.http.host, settings.http.port, settings.service_name)
-    await metrics.start()  # /metrics and /healthz (deploy/README.md: keep the port private)
-    try:
-        await app.start()
-        try:
-            await stop.wait()
-        finally:
-            await app.stop()
-    finally:
-        await metrics.stop()
-
-
 def main() -> None:
-    """Run on uvloop where it exists: the nats-py hot path (parse, publish, futures) is event-loop bound."""
-    try:
-        import uvloop
-    except ImportError:  # Windows
-        asyncio.run(serve(TrustBrokerSettings()))
-    else:
-        uvloop.run(serve(TrustBrokerSettings()))
+    run_worker(TrustBrokerSettings, create_app)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 from stockade.guardrails.errors import ConfigError
@@ -25,20 +26,47 @@ from stockade.guardrails.trust import (
 log = logging.getLogger(__name__)
 
 
+def _modified(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime_ns / 1e9
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class TrustFile:
+    """The trust configuration as read from ``path``, and the file's modification time taken before the read (a
+    change made while it was read is seen by the next :meth:`EnforcerProvider.reload_if_changed`)."""
+
+    path: Path
+    config: TrustConfig
+    modified: float | None
+
+    @classmethod
+    def read(cls, path: Path) -> TrustFile:
+        modified = _modified(path)
+        return cls(path, trust_config_from_path(path), modified)
+
+
 class EnforcerProvider:
-    """``provider.current`` is the enforcer to use for the next message."""
+    """``provider.current`` is the enforcer to use for the next message. ``path``: the trust file, or the
+    :class:`TrustFile` already read from it (start-up reads it once, for the nonce store's retention too)."""
 
     def __init__(
-        self, path: Path, nonce_store: NonceStore, *, content_validator: ContentValidator | None = None
+        self,
+        path: Path | TrustFile,
+        nonce_store: NonceStore,
+        *,
+        content_validator: ContentValidator | None = None,
     ) -> None:
-        self.path = path
+        trust = path if isinstance(path, TrustFile) else TrustFile.read(path)
+        self.path = trust.path
         self.nonce_store = nonce_store
         self.content_validator = content_validator  # layer D, kept across reloads (its models load once)
-        self._mtime: float | None = None
         self.version = 0
-        self.config: TrustConfig = trust_config_from_path(path)
+        self.config: TrustConfig = trust.config
         self.current: AgentTrustEnforcer = self._build(self.config)
-        self._mtime = self._stat()
+        self._mtime = trust.modified
 
     def _build(self, config: TrustConfig) -> AgentTrustEnforcer:
         enforcer = AgentTrustEnforcer.from_config(
@@ -47,15 +75,9 @@ class EnforcerProvider:
         self.version += 1
         return enforcer
 
-    def _stat(self) -> float | None:
-        try:
-            return self.path.stat().st_mtime_ns / 1e9
-        except OSError:
-            return None
-
     def reload(self) -> str | None:
         """Rebuild from the file now. Returns None on success, else the error (the old enforcer stays)."""
-        mtime = self._stat()
+        mtime = _modified(self.path)
         try:
             config = trust_config_from_path(self.path)
             kept = getattr(self.nonce_store, "retention_s", None)
@@ -76,7 +98,7 @@ class EnforcerProvider:
 
     def reload_if_changed(self) -> bool:
         """Reload when the file's modification time changed; True when a reload was attempted."""
-        mtime = self._stat()
+        mtime = _modified(self.path)
         if mtime is None or mtime == self._mtime:
             return False
         self.reload()
