@@ -14,7 +14,7 @@ import difflib
 import random
 import time
 
-from stockade.model_api.prompt_diff import diff_lines
+from stockade.model_api.console.prompts.diff import diff_lines
 
 
 def text(rnd: random.Random, size: int, alphabet: list[str]) -> str:

@@ -33,7 +33,7 @@ from stockade.guardrails.storage.config import StorageConfig
 from stockade.guardrails.storage.sink import BackendGuardrailSink
 from stockade.guardrails.storage.wire import RunInfo
 from stockade.identity.keys import generate_key
-from stockade.model_api import actions
+from stockade.model_api.catalogue import actions
 from stockade.model_api.main import create_app as create_model_api
 from stockade.model_api.settings import ModelApiSettings, SessionSettings
 from stockade.runtime.settings import DatabaseSettings, HttpSettings, NatsSettings

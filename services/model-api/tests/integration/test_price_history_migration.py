@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import text
 
 from stockade.identity import migrate as identity_migrate
-from stockade.model_api import catalogue
+from stockade.model_api.catalogue import models as catalogue
+from stockade.model_api.catalogue.schemas import ModelIn
 from stockade.model_api.migrate import SCHEMA, upgrade_async
-from stockade.model_api.schemas import ModelIn
 from stockade.runtime import create_engine, migrations, session_factory
 
 pytestmark = pytest.mark.postgres

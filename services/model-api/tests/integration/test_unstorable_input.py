@@ -7,7 +7,7 @@ import json
 import httpx
 
 from stockade.contracts.replies import ErrorReply
-from stockade.model_api.commands import answer_get
+from stockade.model_api.catalogue.commands import answer_get
 
 NUL = "\x00"
 MODEL = {"model_id": "m1", "displayName": "M", "modelType": "chat"}

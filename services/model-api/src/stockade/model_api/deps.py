@@ -15,7 +15,7 @@ from stockade.identity import is_platform_admin
 from stockade.identity.sessions import SessionPrincipal, csrf_matches, resolve_session
 from stockade.model_api import project_directory
 from stockade.model_api.body import Form, read_form
-from stockade.model_api.run_store import ProjectScope, RunStoreClient
+from stockade.model_api.console.runs.store import ProjectScope, RunStoreClient
 from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.app import ServiceState, service_of, service_state
 from stockade.runtime.db_deps import SessionDep

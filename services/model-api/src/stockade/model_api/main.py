@@ -15,21 +15,19 @@ from fastapi.staticfiles import StaticFiles
 from stockade.contracts import subjects
 from stockade.identity import IdentityError, NotFoundError
 from stockade.model_api import migrate
-from stockade.model_api.commands import declare_commands
+from stockade.model_api.catalogue import api
+from stockade.model_api.catalogue.commands import declare_commands
+from stockade.model_api.console import auth
+from stockade.model_api.console import models as model_pages
+from stockade.model_api.console import settings as settings_pages
+from stockade.model_api.console.pages import STATIC_DIR, TEMPLATES
+from stockade.model_api.console.prompts import pages as prompt_pages
+from stockade.model_api.console.prompts import reviews as review_pages
+from stockade.model_api.console.prompts.shared import ShowInstead
+from stockade.model_api.console.runs import pages as run_pages
+from stockade.model_api.console.runs.store import RunStoreClient
 from stockade.model_api.deps import CsrfFailed, ModelApiState, NotPermitted, SignInRequired
 from stockade.model_api.errors import CatalogueError, ConfigConflict
-from stockade.model_api.pages import STATIC_DIR, TEMPLATES
-from stockade.model_api.prompt_pages import ShowInstead
-from stockade.model_api.routes import (
-    api,
-    auth,
-    console_models,
-    console_prompts,
-    console_reviews,
-    console_runs,
-    console_settings,
-)
-from stockade.model_api.run_store import RunStoreClient
 from stockade.model_api.settings import ModelApiSettings
 from stockade.model_api.tables import OutboxEvent
 from stockade.runtime import outbox
@@ -92,11 +90,11 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
     for module in (
         auth,
         api,
-        console_models,
-        console_settings,
-        console_runs,
-        console_prompts,
-        console_reviews,
+        model_pages,
+        settings_pages,
+        run_pages,
+        prompt_pages,
+        review_pages,
     ):
         app.include_router(module.router)
     return app

@@ -11,10 +11,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import func, select, update
 
-from stockade.model_api import actions, catalogue, dbconfigs
+from stockade.model_api.catalogue import actions, dbconfigs
+from stockade.model_api.catalogue import models as catalogue
+from stockade.model_api.catalogue.schemas import DbConfigCreate, ModelIn
 from stockade.model_api.errors import ConfigConflict, ModelNotFound, NoActiveConfig
 from stockade.model_api.migrate import upgrade_async
-from stockade.model_api.schemas import DbConfigCreate, ModelIn
 from stockade.model_api.tables import Base, DbConfig
 from stockade.runtime import create_engine, session_factory
 

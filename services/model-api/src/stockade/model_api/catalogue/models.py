@@ -13,9 +13,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity.db_types import utcnow
+from stockade.model_api.catalogue.prices import from_micros, price_json, to_micros
+from stockade.model_api.catalogue.schemas import ModelIn, ModelPublic
 from stockade.model_api.errors import ModelNotFound
-from stockade.model_api.prices import from_micros, price_json, to_micros
-from stockade.model_api.schemas import ModelIn, ModelPublic
 from stockade.model_api.tables import CatalogueModel, ModelPrice
 from stockade.runtime.storable import is_storable
 

@@ -6,9 +6,9 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from stockade.model_api.prices import from_micros, parse_price, price_json, to_micros
-from stockade.model_api.schemas import ModelUpsert
-from stockade.model_api.vocabulary import Capability, ModelType
+from stockade.model_api.catalogue.prices import from_micros, parse_price, price_json, to_micros
+from stockade.model_api.catalogue.schemas import ModelUpsert
+from stockade.model_api.catalogue.vocabulary import Capability, ModelType
 
 
 def body(**model):

@@ -15,9 +15,9 @@ from fastapi.responses import Response
 from stockade.identity.session_keys import session_credential
 from stockade.model_api import project_directory
 from stockade.model_api.body import Form
+from stockade.model_api.console.pages import render
+from stockade.model_api.console.prompts.api_client import PromptApiClient, PromptApiRefused
 from stockade.model_api.deps import DbDep, PageUser, SettingsDep, get_own, read_checked_form
-from stockade.model_api.pages import render
-from stockade.model_api.prompt_api_client import PromptApiClient, PromptApiRefused
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 

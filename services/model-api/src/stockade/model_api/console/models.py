@@ -10,12 +10,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 
-from stockade.model_api import actions, catalogue, dbconfigs
 from stockade.model_api.body import Form
+from stockade.model_api.catalogue import actions, dbconfigs
+from stockade.model_api.catalogue import models as catalogue
+from stockade.model_api.catalogue.schemas import ModelUpsert
+from stockade.model_api.console.pages import render
 from stockade.model_api.deps import DbDep, PageUser, RelayDep, SettingsDep, read_checked_form
 from stockade.model_api.errors import ModelNotFound
-from stockade.model_api.pages import render
-from stockade.model_api.schemas import ModelUpsert
 
 router = APIRouter()
 NOTICES = {"updated": "Saved {model}.", "created": "Added {model}.", "deleted": "Deleted {model}."}

@@ -16,9 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.contracts import ApiKeyRevoked, DbConfigActivated, ModelChanged
 from stockade.identity import ApiKeyPublic, NotFoundError, list_api_keys, revoke_api_key
-from stockade.model_api import catalogue, dbconfigs, platform_audit
-from stockade.model_api.catalogue import Upserted
-from stockade.model_api.schemas import DbConfigCreate, DbConfigPublic, ModelIn, ModelPublic
+from stockade.model_api.catalogue import dbconfigs, platform_audit
+from stockade.model_api.catalogue import models as catalogue
+from stockade.model_api.catalogue.models import Upserted
+from stockade.model_api.catalogue.schemas import DbConfigCreate, DbConfigPublic, ModelIn, ModelPublic
 from stockade.model_api.tables import OutboxEvent
 from stockade.runtime.outbox import OutboxRelay, enqueue
 

@@ -22,12 +22,17 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 
 from stockade.contracts.run_store import ACTIONS
-from stockade.model_api import dbconfigs
+from stockade.model_api.catalogue import dbconfigs
+from stockade.model_api.console.pages import render
+from stockade.model_api.console.runs.charts import decision_bars, horizontal_bars
+from stockade.model_api.console.runs.filters import FilterError, RunFilters, decode_cursor, parse_filters
+from stockade.model_api.console.runs.store import (
+    EXPORT_FIELDS,
+    RunNotFound,
+    RunStoreClient,
+    RunStoreUnavailable,
+)
 from stockade.model_api.deps import DbDep, PageUser, RunStoreDep, ScopeDep, SettingsDep
-from stockade.model_api.pages import render
-from stockade.model_api.run_charts import decision_bars, horizontal_bars
-from stockade.model_api.run_filters import FilterError, RunFilters, decode_cursor, parse_filters
-from stockade.model_api.run_store import EXPORT_FIELDS, RunNotFound, RunStoreClient, RunStoreUnavailable
 
 router = APIRouter()
 _RUN_ID = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,256}$")

@@ -7,9 +7,10 @@ from sqlalchemy import select
 
 from stockade.contracts import subjects
 from stockade.contracts.nats_sync import sync_with_server
-from stockade.model_api import actions, catalogue, dbconfigs
+from stockade.model_api.catalogue import actions, dbconfigs
+from stockade.model_api.catalogue import models as catalogue
+from stockade.model_api.catalogue.schemas import ModelIn
 from stockade.model_api.migrate import upgrade_async
-from stockade.model_api.schemas import ModelIn
 from stockade.model_api.settings import OutboxSettings
 from stockade.model_api.tables import OutboxEvent
 from stockade.runtime import create_engine, session_factory
@@ -56,7 +57,7 @@ async def test_events_wait_in_the_outbox_while_nats_is_away_then_are_sent_once(s
 
 
 async def test_activation_records_an_event_only_when_the_active_configuration_changes(sessions):
-    from stockade.model_api.schemas import DbConfigCreate
+    from stockade.model_api.catalogue.schemas import DbConfigCreate
 
     async with sessions() as s:
         default = await dbconfigs.active_config(s)

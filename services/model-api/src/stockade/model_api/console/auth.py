@@ -15,10 +15,10 @@ from stockade.identity.sessions import (
     start_session,
     verify_credentials,
 )
-from stockade.model_api import cookies
 from stockade.model_api.body import read_form
+from stockade.model_api.console import cookies
+from stockade.model_api.console.pages import render
 from stockade.model_api.deps import DbDep, MaybeUser, SettingsDep, check_same_origin, read_checked_form
-from stockade.model_api.pages import render
 from stockade.model_api.settings import ModelApiSettings
 from stockade.runtime.storable import is_storable
 

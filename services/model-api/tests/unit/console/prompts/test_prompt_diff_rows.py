@@ -1,6 +1,6 @@
 """The server-side diff (no network)."""
 
-from stockade.model_api.prompt_diff import diff_lines, prompt_text
+from stockade.model_api.console.prompts.diff import diff_lines, prompt_text
 
 
 def test_diff_rows_keep_context_and_mark_gaps():

@@ -14,11 +14,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from stockade.model_api import project_directory
-from stockade.model_api.deps import DbDep, PageUser, SettingsDep
-from stockade.model_api.pages import render
-from stockade.model_api.prompt_api_client import PromptApiClient, PromptApiRefused, PromptApiUnavailable
-from stockade.model_api.prompt_diff import diff_off_loop, prompt_text
-from stockade.model_api.prompt_pages import (
+from stockade.model_api.console.pages import render
+from stockade.model_api.console.prompts.api_client import (
+    PromptApiClient,
+    PromptApiRefused,
+    PromptApiUnavailable,
+)
+from stockade.model_api.console.prompts.diff import diff_off_loop, prompt_text
+from stockade.model_api.console.prompts.shared import (
     PromptApiDep,
     checked,
     notice_of,
@@ -26,6 +29,7 @@ from stockade.model_api.prompt_pages import (
     open_project_page,
     refused,
 )
+from stockade.model_api.deps import DbDep, PageUser, SettingsDep
 
 router = APIRouter()
 

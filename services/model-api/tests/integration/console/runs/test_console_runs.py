@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from stockade.model_api.run_filters import Cursor
+from stockade.model_api.console.runs.filters import Cursor
 
 
 def run_ids(html: str) -> list[str]:

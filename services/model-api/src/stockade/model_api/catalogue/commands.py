@@ -21,9 +21,10 @@ from stockade.contracts import ActiveDbConfig, IngestKeyQuery, IngestKeyVerdict
 from stockade.contracts.replies import ErrorReply, ModelGetQuery, ModelGetReply, PricePoint, ProviderModels
 from stockade.contracts.subjects import APIKEY_CMD_VERIFY_INGEST, DBCONFIG_CMD_ACTIVE, MODEL_CMD_GET
 from stockade.identity import verify_ingest_key
-from stockade.model_api import catalogue, dbconfigs
+from stockade.model_api.catalogue import dbconfigs
+from stockade.model_api.catalogue import models as catalogue
+from stockade.model_api.catalogue.schemas import normalise_provider
 from stockade.model_api.errors import CatalogueError
-from stockade.model_api.schemas import normalise_provider
 from stockade.runtime.bus import raw_body
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity.db_types import utcnow
+from stockade.model_api.catalogue.schemas import DbConfigCreate, DbConfigPublic
 from stockade.model_api.errors import ConfigConflict, ConfigNotFound, NoActiveConfig
-from stockade.model_api.schemas import DbConfigCreate, DbConfigPublic
 from stockade.model_api.tables import DbConfig
 from stockade.runtime.storable import is_storable
 

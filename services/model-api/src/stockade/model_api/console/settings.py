@@ -16,11 +16,12 @@ from stockade.identity import (
     is_platform_admin,
     list_api_keys,
 )
-from stockade.model_api import actions, dbconfigs, platform_audit, project_directory
+from stockade.model_api import project_directory
+from stockade.model_api.catalogue import actions, dbconfigs, platform_audit
+from stockade.model_api.catalogue.schemas import DbConfigCreate
+from stockade.model_api.console.pages import render
 from stockade.model_api.deps import AdminPage, DbDep, PageUser, RelayDep, SettingsDep, read_checked_form
 from stockade.model_api.errors import CatalogueError
-from stockade.model_api.pages import render
-from stockade.model_api.schemas import DbConfigCreate
 
 router = APIRouter()
 

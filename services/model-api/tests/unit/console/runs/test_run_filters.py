@@ -6,9 +6,9 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from stockade.model_api.routes.console_runs import _cell
-from stockade.model_api.run_charts import decision_bars, horizontal_bars
-from stockade.model_api.run_filters import Cursor, FilterError, decode_cursor, parse_filters
+from stockade.model_api.console.runs.charts import decision_bars, horizontal_bars
+from stockade.model_api.console.runs.filters import Cursor, FilterError, decode_cursor, parse_filters
+from stockade.model_api.console.runs.pages import _cell
 
 NOW = datetime(2026, 11, 24, 12, 30, tzinfo=UTC)
 

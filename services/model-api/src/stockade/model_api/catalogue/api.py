@@ -9,10 +9,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from stockade.model_api import actions, catalogue, dbconfigs, platform_audit
 from stockade.model_api.body import invalid, read_json
+from stockade.model_api.catalogue import actions, dbconfigs, platform_audit
+from stockade.model_api.catalogue import models as catalogue
+from stockade.model_api.catalogue.schemas import (
+    DbConfigCreate,
+    ModelUpsert,
+    check_model_id,
+    normalise_provider,
+)
 from stockade.model_api.deps import AdminUser, ApiUser, DbDep, RelayDep, SettingsDep
-from stockade.model_api.schemas import DbConfigCreate, ModelUpsert, check_model_id, normalise_provider
 from stockade.runtime.body import documented_body
 from stockade.runtime.errors import error_responses
 

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from stockade.identity.sessions import SessionPrincipal
-from stockade.model_api.vocabulary import CURRENCY, Capability, DbType, ModelType
+from stockade.model_api.catalogue.vocabulary import CURRENCY, Capability, DbType, ModelType
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 STATIC_DIR = Path(__file__).parent / "static"

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from stockade.model_api.prompt_diff import MAX_DIFF_CHARS, diff_lines, diff_off_loop
+from stockade.model_api.console.prompts.diff import MAX_DIFF_CHARS, diff_lines, diff_off_loop
 
 
 def _text(rnd: random.Random, size: int) -> str:

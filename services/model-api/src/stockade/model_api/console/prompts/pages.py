@@ -1,5 +1,5 @@
 """Console pages for prompts and skills per project: lists, histories, diffs and rollback (the review queue is
-``console_reviews``).
+``reviews``).
 
 Every read and write goes to prompt-api over its HTTP API as the signed-in user, with the console session's
 short-lived credential (an API key of the user, ``stockade.identity.session_keys``; nothing to paste), so
@@ -14,11 +14,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from stockade.model_api import project_directory
-from stockade.model_api.deps import DbDep, PageUser, SettingsDep
-from stockade.model_api.pages import render
-from stockade.model_api.prompt_api_client import PromptApiRefused, PromptApiUnavailable
-from stockade.model_api.prompt_diff import diff_off_loop, prompt_text
-from stockade.model_api.prompt_pages import (
+from stockade.model_api.console.pages import render
+from stockade.model_api.console.prompts.api_client import PromptApiRefused, PromptApiUnavailable
+from stockade.model_api.console.prompts.diff import diff_off_loop, prompt_text
+from stockade.model_api.console.prompts.shared import (
     PromptApiDep,
     checked,
     diff_versions,
@@ -27,6 +26,7 @@ from stockade.model_api.prompt_pages import (
     open_project_page,
     refused,
 )
+from stockade.model_api.deps import DbDep, PageUser, SettingsDep
 
 router = APIRouter()
 

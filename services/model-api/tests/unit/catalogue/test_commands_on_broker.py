@@ -13,7 +13,7 @@ from faststream.nats import NatsBroker, TestNatsBroker
 
 from stockade.contracts.replies import ErrorReply
 from stockade.contracts.subjects import APIKEY_CMD_VERIFY_INGEST, DBCONFIG_CMD_ACTIVE, MODEL_CMD_GET
-from stockade.model_api.commands import QUEUE, declare_commands
+from stockade.model_api.catalogue.commands import QUEUE, declare_commands
 from stockade.runtime.bus import make_broker
 from stockade.runtime.settings import NatsSettings
 

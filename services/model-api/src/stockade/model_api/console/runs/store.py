@@ -39,7 +39,7 @@ from stockade.contracts.run_store import (
     RunScope,
     RunSummary,
 )
-from stockade.model_api.run_filters import RunFilters
+from stockade.model_api.console.runs.filters import RunFilters
 from stockade.model_api.settings import RunStoreSettings
 
 ProjectScope = RunScope

@@ -17,8 +17,8 @@ from pydantic import (
     field_validator,
 )
 
-from stockade.model_api.prices import parse_price, price_json
-from stockade.model_api.vocabulary import CURRENCY, Capability, DbType, ModelType
+from stockade.model_api.catalogue.prices import parse_price, price_json
+from stockade.model_api.catalogue.vocabulary import CURRENCY, Capability, DbType, ModelType
 from stockade.runtime.storable import StorableStr
 
 PROVIDER_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
