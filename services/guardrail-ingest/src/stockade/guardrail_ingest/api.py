@@ -221,7 +221,6 @@ async def _receive(
 async def status(ingest: IngestDep) -> dict[str, Any]:
     """Where events go and what the sink workers of this replica did since start."""
     stats = ingest.worker_stats
-    assert ingest.active is not None
     return {
         "db_type": ingest.db_type,
         "active": ingest.active.state.as_json(),

@@ -26,32 +26,26 @@ class QueueUnavailableError(RuntimeError):
 __all__ = ["EventTooLargeError", "Ingest", "QueueUnavailableError"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Ingest:
-    """What the routes need: the settings, JetStream, and the sink workers' counters."""
+    """What the routes need, built at startup with every part ready: the settings, JetStream and its connection,
+    the active store, the key verifier and quotas, the stores and the sink workers' counters."""
 
     settings: GuardrailIngestSettings
-    js: JetStreamContext | None = None
-    nc: Client | None = None  # its max_payload (from the server's INFO) bounds one queued message
-    worker_stats: WorkerStats = field(default_factory=WorkerStats)
+    js: JetStreamContext
+    nc: Client  # its max_payload (from the server's INFO) bounds one queued message
+    active: ActiveStore  # model-api's active configuration (``sink.kind`` until one is known)
+    keys: IngestKeyVerifier | None  # None: ``ingest.auth = "open"`` (no authentication)
+    quotas: (
+        IngestQuotas | None
+    )  # per-key and per-project quotas; None with open auth (no keys to be fair between)
+    stores: Stores | None = None  # None: this replica runs no sink workers
     workers: int = 0
-    active: ActiveStore | None = None  # model-api's active configuration; None: always ``sink.kind``
-    stores: Stores | None = None
-    keys: IngestKeyVerifier | None = None  # None: ``ingest.auth = "open"`` (no authentication)
-    quotas: IngestQuotas | None = None  # per-key and per-project quotas (made from the settings)
-
-    def __post_init__(self) -> None:
-        if self.active is None:
-            self.active = ActiveStore(self.settings.sink.kind)
-        if self.keys is None and self.settings.ingest.auth == "keys":
-            self.keys = IngestKeyVerifier(self.settings.ingest)
-        if self.quotas is None and self.settings.ingest.auth == "keys":  # open: no keys to be fair between
-            self.quotas = IngestQuotas(self.settings.ingest.quotas)
+    worker_stats: WorkerStats = field(default_factory=WorkerStats)
 
     @property
     def db_type(self) -> str:
         """The store batches accepted now are routed to (README, "Which store")."""
-        assert self.active is not None
         return self.active.db_type
 
     async def accept(
@@ -65,8 +59,6 @@ class Ingest:
         Records larger than one message may be are split into parts (see :mod:`.batching`); an event that alone
         does not fit raises :class:`EventTooLargeError` before anything is published.
         """
-        if self.js is None or self.nc is None:
-            raise QueueUnavailableError("JetStream is not connected")
         store = db_type or self.db_type
         parts = split_batch(
             to_records(batch, ingest_key_id=ingest_key_id),

@@ -1,20 +1,24 @@
 """Composition root of guardrail-ingest: settings in, app out. Nothing connects at import time.
 
-On startup: JetStream stream ensured, the active store learnt from model-api (else the stream's last activation,
-else the default) and followed from then on, ``jetstream.workers`` sink workers started on the shared durable
-consumer (they create the active store's schema in the background and retry until it answers; the HTTP side
-accepts meanwhile because JetStream holds the batches; each batch is written to the store it was accepted for).
-The bus handlers (key revocations, activations, the console's read queries) are FastStream subscribers declared
-on the service's broker here and started by the lifespan when the hook returns; the JetStream pull consumers (sink
-workers, audit) use the broker's nats-py connection (README, "The bus").
-On shutdown: the follower's resync stops, workers finish the batch in hand, then the subscribers stop and NATS
-drains. A replica with sink workers also answers the console's typed reads of the run store
-(``guardrail.cmd.read_runs.v2``): this service owns the store, and model-api reads it only through here.
+On startup every adapter is built ready-made and handed to :class:`Ingest` (the routes' one object, frozen): the
+JetStream stream ensured, the active store learnt from model-api (else the stream's last activation, else the
+default) and followed from then on, ``jetstream.workers`` sink workers started on the shared durable consumer
+(they create the active store's schema in the background and retry until it answers; the HTTP side accepts
+meanwhile because JetStream holds the batches; each batch is written to the store it was accepted for). The
+bus handlers (key revocations, activations, the console's read queries) are declared on the service's broker
+here and started by the lifespan when the hook returns; the JetStream pull consumers (sink workers, audit) use
+the broker's nats-py connection (README, "The bus"). A replica with sink workers also answers the console's
+typed reads of the run store (``guardrail.cmd.read_runs.v2``): this service owns the store, and model-api reads
+it only through here.
+
+The loops (sink workers, audit consumers, the JetStream sampler, a new store's schema preparation) run as
+:class:`stockade.runtime.background.Tasks`. On shutdown the follower's resync stops, every loop is asked to
+finish the batch in hand (``_STOP_GRACE_S``, then cancelled: a batch not acknowledged is redelivered later),
+the stores close, then the subscribers stop and NATS drains.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 
@@ -25,15 +29,18 @@ from stockade.guardrail_ingest.active_store import ActiveState, ActiveStore, Act
 from stockade.guardrail_ingest.api import router
 from stockade.guardrail_ingest.audit import AUDITED, AuditConsumer
 from stockade.guardrail_ingest.ingest import Ingest
+from stockade.guardrail_ingest.ingest_keys import IngestKeyVerifier
 from stockade.guardrail_ingest.jetstream import ensure_stream
 from stockade.guardrail_ingest.metrics import JetStreamSampler
+from stockade.guardrail_ingest.quotas import IngestQuotas
 from stockade.guardrail_ingest.run_reads import RunReads
 from stockade.guardrail_ingest.settings import GuardrailIngestSettings
 from stockade.guardrail_ingest.sinks import SinkError
 from stockade.guardrail_ingest.sinks.router import StoreRouter, Stores
 from stockade.guardrail_ingest.state import IngestState
-from stockade.guardrail_ingest.worker import SinkWorker
+from stockade.guardrail_ingest.worker import SinkWorker, WorkerStats
 from stockade.runtime.app import ServiceState, create_service_app
+from stockade.runtime.background import Tasks
 
 log = logging.getLogger(__name__)
 _STOP_GRACE_S = 5.0
@@ -41,88 +48,71 @@ _STOP_GRACE_S = 5.0
 
 def create_app(settings: GuardrailIngestSettings | None = None) -> FastAPI:
     settings = settings or GuardrailIngestSettings()
-    background: set[asyncio.Task[None]] = set()
-    stopping = asyncio.Event()  # the subscribers outlive on_shutdown a moment (they stop with the broker)
-
-    def prepare_new_store(state: ActiveState) -> None:
-        """Create the new store's schema now rather than on its first batch (errors: retried on that batch)."""
-        if ingest.stores is None or not settings.jetstream.workers or stopping.is_set():
-            return
-        task = asyncio.create_task(_prepare(ingest.stores, state.db_type), name=f"prepare-{state.db_type}")
-        background.add(task)
-        task.add_done_callback(background.discard)
-
-    active = ActiveStore(settings.sink.kind, on_change=prepare_new_store)
-    ingest = Ingest(settings, active=active)
 
     async def on_startup(state: ServiceState[IngestState]) -> IngestState:
-        assert state.nats is not None and state.broker is not None
+        assert state.nats is not None and state.broker is not None  # create_service_app waits for NATS
         broker, nc = state.broker, state.nats
-        own = IngestState(ingest=ingest)
-        js = state.nats.jetstream()
+        js = nc.jetstream()
         await ensure_stream(js, settings.jetstream, settings.nats.stream_replicas)
-        ingest.js, ingest.nc = js, state.nats
-        if ingest.keys is not None:  # per-project ingest keys: follow revocations (started before serving)
-            ingest.keys.declare(broker, nc)
+        tasks = Tasks(service=settings.service_name)
+        workers = settings.jetstream.workers
+        active = ActiveStore(settings.sink.kind, on_change=lambda new: prepare(new))
+        stores = StoreRouter(settings.sink, lambda: active.db_type) if workers else None
+
+        def prepare(new: ActiveState) -> None:
+            """Create a new active store's schema now rather than on its first batch (errors: retried then)."""
+            # the subscribers outlive the shutdown hook a moment (they stop with the broker)
+            if stores is not None and not tasks.stopping:
+                tasks.start(f"prepare-{new.db_type}", _prepare(stores, new.db_type))
+
+        keys = quotas = None
+        if (
+            settings.ingest.auth == "keys"
+        ):  # per-project ingest keys: follow revocations (started before serving)
+            keys = IngestKeyVerifier(settings.ingest)
+            keys.declare(broker, nc)
+            quotas = IngestQuotas(settings.ingest.quotas)  # open: no keys to be fair between
         else:
             log.warning("ingest.auth is 'open': anyone who reaches this service can store events")
+        follower = None
         if settings.active.follow:
             follower = ActiveStoreFollower(active, settings.active)
             follower.declare(broker)
             await follower.start(nc)
-            own.follower = follower
-        if settings.jetstream.workers:
-            sink = StoreRouter(settings.sink, lambda: active.db_type)
-            ingest.stores = sink
-            workers = [
-                SinkWorker(js, sink, settings.jetstream, ingest.worker_stats)
-                for _ in range(settings.jetstream.workers)
-            ]
-            tasks = [asyncio.create_task(w.run(), name=f"sink-worker-{i}") for i, w in enumerate(workers)]
-            for task in tasks:
-                task.add_done_callback(_log_exit)
-            ingest.workers = len(workers)
-            own.sink, own.workers, own.worker_tasks = sink, workers, tasks
+        stats = WorkerStats()
+        if stores is not None:
+            for i in range(workers):
+                worker = SinkWorker(js, stores, settings.jetstream, stats)
+                tasks.start(f"sink-worker-{i}", worker.run(), stop=worker.stop)
             sampler = JetStreamSampler(js, settings.jetstream)  # consumer lag and stream sizes for /metrics
-            own.sampler = sampler
-            own.sampler_task = asyncio.create_task(sampler.run(), name="jetstream-sampler")
+            tasks.start("jetstream-sampler", sampler.run(), stop=sampler.stop)
             if settings.reads.serve:  # the console reads the run store only through here (typed commands)
-                reads = RunReads(sink, lambda: active.db_type, max_scan=settings.reads.max_scan)
+                reads = RunReads(stores, lambda: active.db_type, max_scan=settings.reads.max_scan)
                 reads.declare(broker, lambda: nc.max_payload)
             if settings.audit.enabled:  # trust rejections and key revocations beside the run events
-                audits = [
-                    AuditConsumer(js, sink, lambda: active.db_type, settings.audit, subject)
-                    for subject in AUDITED
-                ]
-                audit_tasks = [asyncio.create_task(a.run(), name=f"audit-{a.stream}") for a in audits]
-                for task in audit_tasks:
-                    task.add_done_callback(_log_exit)
-                own.audits, own.audit_tasks = audits, audit_tasks
-        return own
+                for subject in AUDITED:
+                    audit = AuditConsumer(js, stores, lambda: active.db_type, settings.audit, subject)
+                    tasks.start(f"audit-{audit.stream}", audit.run(), stop=audit.stop)
+        ingest = Ingest(
+            settings,
+            js=js,
+            nc=nc,
+            active=active,
+            keys=keys,
+            quotas=quotas,
+            stores=stores,
+            workers=workers if stores is not None else 0,
+            worker_stats=stats,
+        )
+        return IngestState(ingest=ingest, tasks=tasks, follower=follower, stores=stores)
 
     async def on_shutdown(own: IngestState) -> None:
-        stopping.set()
         if own.follower is not None:
             await own.follower.stop()
-        for task in list(background):
-            task.cancel()
-        if own.sampler is not None and own.sampler_task is not None:
-            own.sampler.stop()
-            own.sampler_task.cancel()
-            await asyncio.gather(own.sampler_task, return_exceptions=True)
-        for audit in own.audits:
-            audit.stop()
-        for worker in own.workers:
-            worker.stop()
-        tasks = [*own.worker_tasks, *own.audit_tasks]
-        if tasks:
-            _, late = await asyncio.wait(tasks, timeout=_STOP_GRACE_S)
-            for task in late:  # e.g. still waiting for an unreachable store: its batch is redelivered later
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        if own.sink is not None:
+        await own.tasks.stop(_STOP_GRACE_S)
+        if own.stores is not None:
             with contextlib.suppress(Exception):
-                await own.sink.aclose()
+                await own.stores.aclose()
 
     app = create_service_app(
         settings,
@@ -141,8 +131,3 @@ async def _prepare(stores: Stores, kind: str) -> None:
         await stores.sink_for(kind)
     except SinkError as exc:
         log.warning("new active store %s not ready yet (retried with its first batch): %s", kind, exc)
-
-
-def _log_exit(task: asyncio.Task[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.error("%s stopped: %r", task.get_name(), task.exception())
