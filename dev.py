@@ -290,7 +290,7 @@ def cmd_test(args: list[str]) -> int:
 
 def packages_of(paths: list[str]) -> list[str]:
     """The ``stockade.*`` packages of the workspace members the paths lie in; every member's without paths."""
-    members = sorted(ROOT.glob("libs/*/src/stockade/*/")) + sorted(ROOT.glob("services/*/src/stockade/*/"))
+    members = [p for d in ("libs", "services", "apps") for p in sorted(ROOT.glob(f"{d}/*/src/stockade/*/"))]
     if not paths:
         return [f"stockade.{pkg.name}" for pkg in members]
     wanted = [Path(p).resolve() for p in paths]

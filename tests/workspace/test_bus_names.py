@@ -26,7 +26,9 @@ from stockade.contracts.streams import BUCKETS, CONSUMERS, GUARDRAIL_AUDIT_CONSU
 ROOT = Path(__file__).resolve().parents[2]
 SRC_FILES = [
     path
-    for tree in sorted(ROOT.glob("libs/*/src")) + sorted(ROOT.glob("services/*/src"))
+    for tree in sorted(ROOT.glob("libs/*/src"))
+    + sorted(ROOT.glob("services/*/src"))
+    + sorted(ROOT.glob("apps/*/src"))
     if tree.parent.name != "contracts"
     for path in sorted(tree.rglob("*.py"))
 ]

@@ -14,9 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MEMBERS = sorted(p.parent for p in ROOT.glob("libs/*/pyproject.toml")) + sorted(
-    p.parent for p in ROOT.glob("services/*/pyproject.toml")
-)
+MEMBERS = [p.parent for d in ("libs", "services", "apps") for p in sorted(ROOT.glob(f"{d}/*/pyproject.toml"))]
 STDLIB = set(sys.stdlib_module_names)
 
 
@@ -37,7 +35,7 @@ def test_every_architecture_member_exists():
         "libs/runtime",
         "libs/guardrails",
         "libs/testing",
-        "libs/cli",
+        "apps/cli",
         "services/prompt-api",
         "services/model-api",
         "services/guardrail-ingest",

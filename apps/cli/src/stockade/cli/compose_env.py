@@ -7,7 +7,7 @@ safe to run before every ``docker compose up``. Values are 48 hex digits after a
 database URLs), accepted by nats-server's ``$VAR`` (which must not start with a digit) and 24 random bytes from
 :mod:`secrets`. A new file is created readable by its owner only (0600).
 
-Standard library only: ``python3 libs/cli/src/stockade/cli/compose_env.py`` works without installing Stockade;
+Standard library only: ``python3 apps/cli/src/stockade/cli/compose_env.py`` works without installing Stockade;
 ``stockade compose-env`` is the same.
 """
 

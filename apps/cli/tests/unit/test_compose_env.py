@@ -63,7 +63,7 @@ def test_the_command_and_the_plain_script_print_names_never_values(tmp_path, mon
     assert sorted(values) == ["ONE_PASSWORD", "TWO_SECRET"]
     assert "ONE_PASSWORD, TWO_SECRET" in result.output
     assert not any(v in result.output for v in values.values())
-    script = ROOT / "libs/cli/src/stockade/cli/compose_env.py"  # runs with the standard library alone
+    script = ROOT / "apps/cli/src/stockade/cli/compose_env.py"  # runs with the standard library alone
     plain = subprocess.run(
         [sys.executable, "-I", str(script), "--env-file", "other.env"],
         capture_output=True,
