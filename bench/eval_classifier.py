@@ -3,7 +3,7 @@
 Reads the cross-source evaluation that bench/train_classifier.py wrote (/tmp/stockade-bench/classifier_eval.json),
 and scores the shipped model itself (ONNX int8, the file users get) on the sources it never saw in training: the
 evaluation-only sources and llm-warden's test split. Prints per-source tables with 95% Wilson intervals and,
-with --write-readme, puts them into the guardrails README.
+with --write-readme, puts them into libs/guardrails/docs/measurements.md.
 
     .venv/bin/python bench/eval_classifier.py [--write-readme]
     .venv/bin/python bench/eval_classifier.py --extra [--cap 400]   # every bench/data/classifier source
@@ -39,7 +39,7 @@ from stockade.guardrails.checks.classification.model import load
 from stockade.guardrails_model import model_dir
 
 REPORT = Path("/tmp/stockade-bench/classifier_eval.json")
-README = Path(__file__).resolve().parents[1] / "libs" / "guardrails" / "README.md"
+README = Path(__file__).resolve().parents[1] / "libs" / "guardrails" / "docs" / "measurements.md"
 START, END = "<!-- classifier:results:start -->", "<!-- classifier:results:end -->"
 
 

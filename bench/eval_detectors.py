@@ -45,7 +45,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not DATA.exists():
     DATA = Path("/work/shared/data")
 OUT = Path("/tmp/stockade-bench")
-README = Path(__file__).resolve().parents[1] / "libs" / "guardrails" / "README.md"
+README = Path(__file__).resolve().parents[1] / "libs" / "guardrails" / "docs" / "measurements.md"
 START, END = "<!-- content-checks:results:start -->", "<!-- content-checks:results:end -->"
 
 
