@@ -33,3 +33,20 @@ class NotUnderReview(InvalidContent):
 
 class AlreadyDecided(InvalidContent):
     """An approval or rejection of a proposal that is no longer pending (422)."""
+
+
+class InvalidPolicy(InvalidContent):
+    """A guardrail policy that is not a valid guardrails configuration (422 ``invalid_policy``): ``path`` is the
+    dotted key path of the first problem ("" for the document as a whole)."""
+
+    code = "invalid_policy"
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+
+
+class PolicyHasSecret(InvalidPolicy):
+    """A guardrail policy carrying a secret (422 ``policy_has_secret``); the value is never echoed."""
+
+    code = "policy_has_secret"

@@ -17,9 +17,16 @@ from fastapi.responses import JSONResponse
 from stockade.contracts.subjects import PROMPT_HEALTH
 from stockade.prompt_api import migrate
 from stockade.prompt_api.deps import PromptApiState
-from stockade.prompt_api.errors import BodyTooLarge, Forbidden, InvalidContent, InvalidPath, NotFound
+from stockade.prompt_api.errors import (
+    BodyTooLarge,
+    Forbidden,
+    InvalidContent,
+    InvalidPath,
+    InvalidPolicy,
+    NotFound,
+)
 from stockade.prompt_api.read_path import ActivePromptReader, PostgresReader, SqlAlchemyReader
-from stockade.prompt_api.routes import prompts, reviews, skills
+from stockade.prompt_api.routes import policies, prompts, reviews, skills
 from stockade.prompt_api.settings import PromptApiSettings
 from stockade.prompt_api.tables import OutboxEvent
 from stockade.runtime import configure_logging, create_engine, error_response, normalise_url, outbox
@@ -76,8 +83,10 @@ def create_app(settings: PromptApiSettings | None = None, *, configure_logs: boo
     app.version = "1"
     for exc_type, (status, code) in _STATUS.items():
         app.add_exception_handler(exc_type, _handler(status, code))
+    app.add_exception_handler(InvalidPolicy, _invalid_policy)
     app.include_router(prompts.router)
     app.include_router(skills.router)
+    app.include_router(policies.router)
     app.include_router(reviews.router)
     return app
 
@@ -102,6 +111,12 @@ def _freeze_startup_heap() -> None:
     alive: garbage among them is not collected, which for startup objects is what happens anyway)."""
     gc.collect()
     gc.freeze()
+
+
+async def _invalid_policy(_: Request, exc: Exception) -> JSONResponse:
+    """422 naming the key path of the policy's first problem (``error.details.path``)."""
+    assert isinstance(exc, InvalidPolicy)
+    return error_response(422, exc.code, str(exc), path=exc.path)
 
 
 def _handler(status: int, code: str) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:

@@ -6,6 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from stockade.prompt_api.schemas import (
+    PolicyProposalCreate,
+    PolicyPublish,
+    PolicyRollback,
     PromptProposalCreate,
     PromptPublish,
     PromptRollback,
@@ -20,7 +23,7 @@ _UNAUTHORISED = "Missing, invalid or revoked API key (checked before anything is
 _FORBIDDEN = (
     "The key's owner may not do this here (not a member, read scope, no approver tag); not transient."
 )
-_NOT_FOUND = "Unknown prompt, skill, version, file or proposal."
+_NOT_FOUND = "Unknown prompt, skill, policy, version, file or proposal."
 _INVALID = "Parameters or body do not match the schema, or break a content rule."
 
 READ = error_responses({401: _UNAUTHORISED, 403: _FORBIDDEN, 404: _NOT_FOUND, 422: _INVALID})
@@ -38,3 +41,6 @@ PROPOSAL_BODY = documented_body(PromptProposalCreate)
 DECISION_BODY = documented_body(ReviewDecision)
 SKILL_PUBLISH_BODY = documented_body(SkillPublish)
 SKILL_PROPOSAL_BODY = documented_body(SkillProposalCreate)
+POLICY_PUBLISH_BODY = documented_body(PolicyPublish)
+POLICY_ROLLBACK_BODY = documented_body(PolicyRollback)
+POLICY_PROPOSAL_BODY = documented_body(PolicyProposalCreate)

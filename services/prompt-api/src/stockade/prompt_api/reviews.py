@@ -1,7 +1,8 @@
-"""Manual review, one mechanism for prompt and skill versions: propose, list the queue, approve (publishes),
-reject with a comment. What differs between the two is a :class:`ReviewKind` value (``review_kinds.PROMPTS``,
-``review_kinds.SKILLS``): the proposals table, how a proposal is checked and stored, its public view, and how an approved
-one is published (which also enqueues the kind's event, ``prompt.published.v1`` or ``skill.published.v1``).
+"""Manual review, one mechanism for prompt, skill and guardrail policy versions: propose, list the queue, approve
+(publishes), reject with a comment. What differs between the kinds is a :class:`ReviewKind` value
+(``review_kinds.PROMPTS``, ``review_kinds.SKILLS``, ``policy_review.POLICIES``): the proposals table, how a proposal is
+checked and stored, its public view, and how an approved one is published (which also enqueues the kind's event,
+``prompt.published.v1``, ``skill.published.v1`` or ``policy.published.v1``).
 
 Who may do what, always from current rows (``stockade.identity``):
 
@@ -30,6 +31,9 @@ from stockade.identity.db_types import new_id, utcnow
 from stockade.prompt_api import versioning
 from stockade.prompt_api.errors import AlreadyDecided, Forbidden, InvalidContent, NotFound, NotUnderReview
 from stockade.prompt_api.schemas import (
+    PolicyProposalCreate,
+    PolicyProposalPublic,
+    PolicyVersionPublic,
     PromptProposalCreate,
     PromptProposalPublic,
     PromptVersionPublic,
@@ -40,15 +44,15 @@ from stockade.prompt_api.schemas import (
 )
 from stockade.prompt_api.settings import LimitSettings
 from stockade.prompt_api.skill_format import ValidFile
-from stockade.prompt_api.tables import Prompt, PromptProposal, Skill, SkillProposal
+from stockade.prompt_api.tables import Policy, PolicyProposal, Prompt, PromptProposal, Skill, SkillProposal
 from stockade.runtime.uow import Waker
 
 STATUSES = ("pending", "approved", "rejected")
 
-RowT = TypeVar("RowT", PromptProposal, SkillProposal)
-CreateT = TypeVar("CreateT", PromptProposalCreate, SkillProposalCreate)
-PublicT = TypeVar("PublicT", PromptProposalPublic, SkillProposalPublic)
-VersionT = TypeVar("VersionT", PromptVersionPublic, SkillVersionPublic)
+RowT = TypeVar("RowT", PromptProposal, SkillProposal, PolicyProposal)
+CreateT = TypeVar("CreateT", PromptProposalCreate, SkillProposalCreate, PolicyProposalCreate)
+PublicT = TypeVar("PublicT", PromptProposalPublic, SkillProposalPublic, PolicyProposalPublic)
+VersionT = TypeVar("VersionT", PromptVersionPublic, SkillVersionPublic, PolicyVersionPublic)
 
 
 @dataclass(frozen=True)
@@ -64,9 +68,13 @@ class ReviewKind(ABC, Generic[RowT, CreateT, PublicT, VersionT]):
 
     noun: str  # "prompt" or "skill"
     table: type[RowT]  # the proposals
-    subject: type[Prompt] | type[Skill]  # whose active version a proposal is based on
+    subject: type[Prompt] | type[Skill] | type[Policy]  # whose active version a proposal is based on
     create: type[CreateT]  # the body of a proposal
     public: type[PublicT]  # a proposal as answered
+
+    def collection(self) -> str:
+        """The path segment of the kind's names (``/prompts/{name}/proposals``)."""
+        return f"{self.noun}s"
 
     @abstractmethod
     def check(self, name: str, body: CreateT, limits: LimitSettings) -> Checked:
@@ -84,7 +92,7 @@ class ReviewKind(ABC, Generic[RowT, CreateT, PublicT, VersionT]):
         """Inside the approving transaction: the next, active version, and its event enqueued."""
 
 
-def columns_of(row: PromptProposal | SkillProposal) -> dict[str, Any]:
+def columns_of(row: PromptProposal | SkillProposal | PolicyProposal) -> dict[str, Any]:
     """The row's columns by attribute name: every field of its public view but a skill's files."""
     return {c.key: getattr(row, c.key) for c in row.__mapper__.column_attrs}
 

@@ -186,3 +186,63 @@ class SkillProposalPublic(BaseModel):
     decided_at: datetime | None
     comment: str | None
     version: int | None = Field(description="The version it became, once approved.")
+
+
+# --- guardrail policies (issue 31): a guardrails configuration as YAML text, checked before it is stored ------
+PolicyName = PromptName
+PolicyYaml = Annotated[
+    StorableStr,
+    Field(min_length=1, description="The guardrails configuration (YAML), exactly as agents will load it."),
+]
+
+
+class PolicyPublish(_ProjectBody):
+    policy_name: PolicyName
+    yaml: PolicyYaml
+    commit_message: CommitMessage = None
+
+
+class PolicyRollback(PromptRollback):
+    """The earlier version whose YAML becomes the new active version."""
+
+
+class PolicyProposalCreate(_ProjectBody):
+    """A policy version proposed for review on a Manual review project (the policy's name is in the path)."""
+
+    yaml: PolicyYaml
+    commit_message: CommitMessage = None
+
+
+class PolicyVersionPublic(BaseModel):
+    project_id: str
+    policy_name: str
+    version: int
+    yaml: str
+    sha256: str = Field(description="SHA-256 (hex) of the UTF-8 YAML text.")
+    commit_message: str | None
+    published_at: datetime
+    published_by: str
+
+
+class PolicySummary(BaseModel):
+    policy_name: str
+    active_version: int | None
+    latest_version: int
+    active: PolicyVersionPublic | None
+
+
+class PolicyProposalPublic(BaseModel):
+    id: str
+    project_id: str
+    policy_name: str
+    status: Literal["pending", "approved", "rejected"]
+    yaml: str
+    sha256: str
+    commit_message: str | None
+    base_version: int | None = Field(description="The policy's active version when this was proposed.")
+    proposed_by: str
+    proposed_at: datetime
+    decided_by: str | None
+    decided_at: datetime | None
+    comment: str | None
+    version: int | None = Field(description="The version it became, once approved.")

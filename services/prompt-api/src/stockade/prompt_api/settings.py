@@ -21,6 +21,9 @@ class LimitSettings(BaseModel):
     max_skill_file_bytes: int = Field(default=2 * MIB, ge=1, description="Largest skill file, decoded.")
     max_skill_total_bytes: int = Field(default=6 * MIB, ge=1, description="All files of one skill version.")
     max_skill_files: int = Field(default=200, ge=1, description="Files per skill version (SKILL.md aside).")
+    max_policy_bytes: int = Field(
+        default=64 * 1024, ge=1, description="Largest guardrail policy YAML (UTF-8 bytes)."
+    )
 
 
 class ReadPathSettings(BaseModel):

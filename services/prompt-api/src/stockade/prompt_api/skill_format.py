@@ -65,6 +65,8 @@ class FrontMatterLoader(yaml.SafeLoader):
     422, at about a thousand). Anchors alone are harmless and stay allowed.
     """
 
+    what = "SKILL.md front matter"  # the document, as the refusals name it
+
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._depth = 0
@@ -73,11 +75,11 @@ class FrontMatterLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()  # type: ignore[no-untyped-call]  # types-pyyaml leaves Parser.peek_event unannotated
             raise InvalidContent(
-                f"SKILL.md front matter uses a YAML alias (*{event.anchor}, line {event.start_mark.line + 1}): "
+                f"{self.what} uses a YAML alias (*{event.anchor}, line {event.start_mark.line + 1}): "
                 "aliases (and '<<' merge keys) are not allowed; write the value out"
             )
         if self._depth >= MAX_YAML_DEPTH:
-            raise InvalidContent(f"SKILL.md front matter is nested deeper than {MAX_YAML_DEPTH} levels")
+            raise InvalidContent(f"{self.what} is nested deeper than {MAX_YAML_DEPTH} levels")
         self._depth += 1
         try:
             return super().compose_node(parent, index)

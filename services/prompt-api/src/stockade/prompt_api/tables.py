@@ -1,4 +1,5 @@
-"""prompt-api's own tables (prompts, skills, their immutable versions, the outbox). Never leave the service.
+"""prompt-api's own tables (prompts, skills, guardrail policies, their immutable versions, the outbox). Never
+leave the service.
 
 Foreign keys to the identity tables exist in the migration; the ORM models leave them out so these tables do not
 need the identity metadata.
@@ -154,6 +155,37 @@ class SkillProposalFile(_StoredFile, Base):
     proposal_id: Mapped[str] = mapped_column(
         ForeignKey("skill_proposals.id", ondelete="CASCADE"), primary_key=True
     )
+
+
+class Policy(_Subject, Base):
+    """A guardrail policy (a guardrails configuration) of a project, by name."""
+
+    __tablename__ = "policies"
+    name_length = 128
+
+
+class PolicyVersion(_Published, Base):
+    """An immutable version of a policy: the YAML text exactly as published (validated before it was stored)."""
+
+    __tablename__ = "policy_versions"
+    __table_args__ = (UniqueConstraint("policy_id", "version", name="uq_policy_versions_policy_id_version"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    policy_id: Mapped[str] = mapped_column(ForeignKey("policies.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    yaml: Mapped[str] = mapped_column(Text)
+
+
+class PolicyProposal(_Proposed, Base):
+    """A policy version proposed on a Manual review project, as :class:`PromptProposal`."""
+
+    __tablename__ = "policy_proposals"
+    __table_args__ = (Index("ix_policy_proposals_project_id_status", "project_id", "status", "proposed_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    project_id: Mapped[str] = mapped_column(String(32))
+    policy_name: Mapped[str] = mapped_column(String(128))
+    yaml: Mapped[str] = mapped_column(Text)
 
 
 class OutboxEvent(OutboxColumns, Base):

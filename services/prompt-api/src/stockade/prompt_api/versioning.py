@@ -1,11 +1,10 @@
-"""What prompts and skills, the two versioned kinds of content, share: who may list and publish, the listing with
-each one's active version, a page of its history, and publishing a new active version.
+"""What prompts, skills and guardrail policies, the versioned kinds of content, share: who may list and publish, the
+listing with each one's active version, a page of its history, and publishing a new active version.
 
-The next version number is allocated under a row lock: ``INSERT ... ON CONFLICT DO NOTHING`` creates the row on
-the first publish; ``UPDATE ... SET latest_version = latest_version + 1 ... RETURNING`` locks it until the
-transaction ends, so concurrent publishes queue up and each gets the next number: never a duplicate, never a gap
-(a rolled-back publish rolls its number back too).
-"""
+The next version number is allocated under a row lock: ``INSERT ... ON CONFLICT DO NOTHING`` creates the row on the
+first publish; ``UPDATE ... SET latest_version = latest_version + 1 ... RETURNING`` locks it until the transaction
+ends, so concurrent publishes queue up and each gets the next number: never a duplicate, never a gap (a rolled-back
+publish rolls its number back too)."""
 
 from __future__ import annotations
 
@@ -19,31 +18,40 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import InstrumentedAttribute
 
-from stockade.contracts import PromptPublished, SkillPublished
+from stockade.contracts import PolicyPublished, PromptPublished, SkillPublished
 from stockade.identity import KeyPrincipal, can_list, can_publish, project_access
 from stockade.identity.db_types import new_id, utcnow
 from stockade.prompt_api import paging
 from stockade.prompt_api.errors import Forbidden
-from stockade.prompt_api.tables import OutboxEvent, Prompt, PromptVersion, Skill, SkillVersion
+from stockade.prompt_api.tables import (
+    OutboxEvent,
+    Policy,
+    PolicyVersion,
+    Prompt,
+    PromptVersion,
+    Skill,
+    SkillVersion,
+)
 from stockade.runtime import outbox
 from stockade.runtime.uow import UnitOfWork, Waker
 
-V = TypeVar("V", PromptVersion, SkillVersion)
+V = TypeVar("V", PromptVersion, SkillVersion, PolicyVersion)
 
 
 @dataclass(frozen=True)
 class Kind(Generic[V]):
     """Where one kind keeps its rows, and the event that says a version was published."""
 
-    noun: str  # "prompt" or "skill": the event's ``<noun>_name``
-    subject: type[Prompt] | type[Skill]  # one row per name: latest and active version numbers
+    noun: str  # "prompt", "skill" or "policy": the event's ``<noun>_name``
+    subject: type[Prompt] | type[Skill] | type[Policy]  # one row per name: latest and active version numbers
     versions: type[V]  # the immutable versions
     parent: InstrumentedAttribute[str]  # the versions' key to their subject row
-    event: type[PromptPublished] | type[SkillPublished]
+    event: type[PromptPublished] | type[SkillPublished] | type[PolicyPublished]
 
 
 PROMPTS = Kind("prompt", Prompt, PromptVersion, PromptVersion.prompt_id, PromptPublished)
 SKILLS = Kind("skill", Skill, SkillVersion, SkillVersion.skill_id, SkillPublished)
+POLICIES = Kind("policy", Policy, PolicyVersion, PolicyVersion.policy_id, PolicyPublished)
 
 
 async def require_member(session: AsyncSession, principal: KeyPrincipal, project_id: str) -> None:
@@ -118,7 +126,7 @@ async def version_page(
 
 
 async def next_version(
-    session: AsyncSession, table: type[Prompt] | type[Skill], project_id: str, name: str
+    session: AsyncSession, table: type[Prompt] | type[Skill] | type[Policy], project_id: str, name: str
 ) -> tuple[str, int]:
     """Returns (row id, new version number); the caller's transaction holds the row lock until commit."""
     dialect = session.get_bind().dialect.name

@@ -1,5 +1,5 @@
-"""Manual review routes (beyond the spec), one set for each kind reviewed: propose a prompt or skill version, the
-project's queue, approve, reject (``stockade.prompt_api.reviews``)."""
+"""Manual review routes (beyond the spec), one set for each kind reviewed: propose a prompt, skill or policy version,
+the project's queue, approve, reject (``stockade.prompt_api.reviews``)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,25 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
-from stockade.prompt_api import paging, prompts, review_kinds, reviews
+from stockade.prompt_api import paging, policy_review, prompts, review_kinds, reviews
 from stockade.prompt_api.deps import ReaderDep, SessionDep, WritingDep
 from stockade.prompt_api.responses import (
     DECISION_BODY,
+    POLICY_PROPOSAL_BODY,
     PROPOSAL_BODY,
     READ,
     SKILL_PROPOSAL_BODY,
     SKILL_WRITE,
     WRITE,
 )
-from stockade.prompt_api.schemas import PromptName, PromptVersionPublic, ReviewDecision, SkillVersionPublic
+from stockade.prompt_api.routes.policies import etag_header as _policy_etag
+from stockade.prompt_api.schemas import (
+    PolicyName,
+    PromptName,
+    PromptVersionPublic,
+    ReviewDecision,
+    SkillVersionPublic,
+)
 from stockade.prompt_api.skill_format import check_skill_name
 from stockade.runtime.storable import StorableStr
 
@@ -28,6 +36,10 @@ router = APIRouter(tags=["reviews"])
 
 async def _prompt_name(prompt_name: PromptName) -> str:
     return prompt_name
+
+
+async def _policy_name(policy_name: PolicyName) -> str:
+    return policy_name
 
 
 async def _skill_name(skill_name: str) -> str:
@@ -57,7 +69,7 @@ def _add_routes(
     q = f"/{noun}-reviews"
 
     @router.post(
-        f"/{noun}s/{{{noun}_name}}/proposals",
+        f"/{kind.collection()}/{{{noun}_name}}/proposals",
         name=f"propose_{noun}_version",
         status_code=201,
         response_model=kind.public,
@@ -129,3 +141,4 @@ def _add_routes(
 
 _add_routes(review_kinds.PROMPTS, _prompt_name, WRITE, PROPOSAL_BODY, _prompt_etag, qualified=False)
 _add_routes(review_kinds.SKILLS, _skill_name, SKILL_WRITE, SKILL_PROPOSAL_BODY, _no_headers, qualified=True)
+_add_routes(policy_review.POLICIES, _policy_name, WRITE, POLICY_PROPOSAL_BODY, _policy_etag, qualified=True)
