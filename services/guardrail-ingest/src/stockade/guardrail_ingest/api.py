@@ -22,18 +22,22 @@ Statuses of the POST, in the order they are checked:
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
 
 from stockade.contracts.ingest_wire import DB_TYPES, BatchAccepted, DbTypeReply, GuardrailBatch
+from stockade.guardrail_ingest.batches import (
+    Invalid,
+    Refused,
+    over_quota,
+    store_batch,
+    too_large,
+    unavailable,
+)
 from stockade.guardrail_ingest.deps import IngestDep
-from stockade.guardrail_ingest.ingest import EventTooLargeError, QueueUnavailableError
 from stockade.guardrail_ingest.ingest_keys import (
     IngestPrincipal,
     KeyRejected,
@@ -41,37 +45,10 @@ from stockade.guardrail_ingest.ingest_keys import (
     VerifierUnavailable,
 )
 from stockade.guardrail_ingest.quotas import QuotaExceeded
+from stockade.runtime.body import BodyTooLargeError, documented_body, read_limited
 from stockade.runtime.errors import error_response, error_responses
-from stockade.runtime.storable import unstorable_at
 
 router = APIRouter(prefix="/api/v1", tags=["guardrail storage"])
-_UNSTORABLE = "a lone surrogate (\\ud800-\\udfff) in a string, or a NUL in an object key: not storable"
-
-
-def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
-    """A JSON schema with its ``$defs`` references inlined (the body is parsed by hand, so FastAPI cannot
-    register the models; this keeps /docs showing the real body)."""
-    defs = schema.pop("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return walk(dict(defs[node["$ref"].rsplit("/", 1)[-1]]))
-            return {k: walk(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    result: dict[str, Any] = walk(schema)
-    return result
-
-
-_BODY_DOC = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": _inlined(GuardrailBatch.model_json_schema())}},
-    }
-}
 
 
 @router.get("/db_type", response_model=DbTypeReply)
@@ -83,7 +60,7 @@ async def db_type(ingest: IngestDep) -> DbTypeReply:
     "/guardrails/{db_type}",
     status_code=202,
     response_model=None,
-    openapi_extra=_BODY_DOC,
+    openapi_extra=documented_body(GuardrailBatch),
     responses={
         202: {"model": BatchAccepted, "description": "Queued durably; stored by the sink workers."},
         **error_responses(
@@ -111,13 +88,11 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
                 request.headers.get("x-api-key"), request.client.host if request.client else None
             )
         except TooManyFailures as exc:
-            limited = error_response(429, "rate_limited", str(exc))
-            limited.headers["Retry-After"] = str(exc.retry_after_s)
-            return limited
+            return _refused(Refused(429, "rate_limited", str(exc), retry_after_s=exc.retry_after_s))
         except KeyRejected as exc:
             return error_response(401, "unauthorized", str(exc))
         except VerifierUnavailable as exc:
-            return _unavailable(f"ingest keys cannot be verified now, retry later ({exc})")
+            return _refused(unavailable(f"ingest keys cannot be verified now, retry later ({exc})"))
     if db_type not in DB_TYPES:
         return error_response(
             400, "unknown_db_type", f"unknown db_type {db_type!r}; one of {', '.join(DB_TYPES)}"
@@ -132,7 +107,9 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
         )
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
-        return _too_large(f"body of {declared} bytes exceeds the cap of {limits.max_body_bytes} bytes")
+        return _refused(
+            too_large(f"body of {declared} bytes exceeds the cap of {limits.max_body_bytes} bytes")
+        )
     quotas = ingest.quotas  # None with ingest.auth = "open": no keys to be fair between
     if quotas is None or principal is None:
         return await _receive(request, ingest, principal, active)
@@ -142,7 +119,7 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
         quotas.check_empty(key, project)  # an empty bucket: refused before the body costs anything
         quotas.reserve_bytes(key, project, size)
     except QuotaExceeded as exc:
-        return _over_quota(exc)
+        return _refused(over_quota(exc))
     try:
         return await _receive(request, ingest, principal, active)
     finally:
@@ -152,69 +129,17 @@ async def store_events(db_type: str, request: Request, ingest: IngestDep) -> JSO
 async def _receive(
     request: Request, ingest: IngestDep, principal: IngestPrincipal | None, active: str
 ) -> JSONResponse:
-    """Read, check and queue the body of a POST whose key, store and size were accepted."""
-    limits = ingest.settings.ingest
-    body = await _read_capped(request, limits.max_body_bytes)
-    if body is None:
-        return _too_large(f"body exceeds the cap of {limits.max_body_bytes} bytes")
+    """Read the body of a POST whose key, store and size were accepted, and hand it to :func:`store_batch`."""
     try:
-        raw = json.loads(body)
-    except ValueError as exc:
-        raise RequestValidationError(
-            [{"loc": ("body",), "msg": f"invalid JSON: {exc}", "type": "json"}]
-        ) from None
-    except RecursionError:
-        raise RequestValidationError(
-            [{"loc": ("body",), "msg": "invalid JSON: nested too deeply", "type": "json"}]
-        ) from None
-    where = unstorable_at(raw, nul_in_keys=True) if _may_be_unstorable(body) else None
-    if (
-        where is not None
-    ):  # would fail to serialise for JetStream (a 503 retried forever) or to store in MongoDB
-        raise RequestValidationError(
-            [
-                {
-                    "loc": ("body", *where.split(".")) if where else ("body",),
-                    "msg": _UNSTORABLE,
-                    "type": "string",
-                }
-            ]
-        )
-    events = raw.get("events") if isinstance(raw, dict) else None
-    if isinstance(events, list) and len(events) > limits.max_events:
-        return _too_large(
-            f"{len(events)} events in one request; the cap is {limits.max_events}: split the batch"
-        )
-    try:
-        batch = GuardrailBatch.model_validate_json(body)  # same rules, ~4x faster than from the parsed dict
-    except ValidationError as exc:
-        raise RequestValidationError(_locate(exc.errors())) from None
-    if (
-        principal is not None
-        and principal.project_id is not None
-        and batch.run.project_id != principal.project_id
-    ):
-        return error_response(
-            403,
-            "forbidden",
-            f"this ingest key sends events of project {principal.project_id} only; the batch is for project "
-            f"{batch.run.project_id!r} (run.project_id): nothing stored. Use that project's ingest key",
-        )
-    if ingest.quotas is not None and principal is not None:
-        try:  # one flooding key or project is held to its rate; the others' batches pass
-            project = batch.run.project_id or "(no project)"
-            ingest.quotas.take_events(principal.key_id, project, len(batch.events))
-        except QuotaExceeded as exc:
-            return _over_quota(exc)
-    try:
-        accepted = await ingest.accept(
-            batch, db_type=active, ingest_key_id=principal.key_id if principal else None
-        )
-    except EventTooLargeError as exc:
-        return _too_large(str(exc))
-    except QueueUnavailableError as exc:
-        return _unavailable(f"event queue unavailable, retry later ({exc})")
-    return JSONResponse(accepted.model_dump(), status_code=202)
+        body = await read_limited(request, ingest.settings.ingest.max_body_bytes)
+    except BodyTooLargeError as exc:
+        return _refused(too_large(str(exc)))
+    result = await store_batch(ingest, body, principal, active)
+    if isinstance(result, BatchAccepted):
+        return JSONResponse(result.model_dump(), status_code=202)
+    if isinstance(result, Invalid):
+        raise RequestValidationError(result.errors)
+    return _refused(result)
 
 
 @router.get("/status")
@@ -242,44 +167,8 @@ async def status(ingest: IngestDep) -> dict[str, Any]:
     }
 
 
-_RAW_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")  # a surrogate code point encoded as UTF-8
-
-
-def _may_be_unstorable(body: bytes) -> bool:
-    """False when no string of this JSON body can hold a lone surrogate or a NUL, so the walk over every string
-    (the costliest step of a POST) can be skipped: in UTF-8 JSON those come only from a ``\\u`` escape or a
-    surrogate's raw bytes (json.loads decodes with surrogatepass; a raw NUL is refused as a control character)."""
-    if json.detect_encoding(body) != "utf-8":
-        return True
-    return b"\\u" in body or _RAW_SURROGATE.search(body) is not None
-
-
-def _unavailable(message: str) -> JSONResponse:
-    unavailable = error_response(503, "unavailable", message)
-    unavailable.headers["Retry-After"] = "1"
-    return unavailable
-
-
-def _over_quota(exc: QuotaExceeded) -> JSONResponse:
-    limited = error_response(429, "rate_limited", str(exc))
-    limited.headers["Retry-After"] = str(exc.retry_after_s)
-    return limited
-
-
-def _too_large(message: str) -> JSONResponse:
-    return error_response(413, "payload_too_large", message)
-
-
-async def _read_capped(request: Request, cap: int) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _locate(errors: list[Any]) -> list[Any]:
-    return [{**e, "loc": ("body", *e.get("loc", ()))} for e in errors]
+def _refused(refused: Refused) -> JSONResponse:
+    response = error_response(refused.status, refused.code, refused.message)
+    if refused.retry_after_s is not None:
+        response.headers["Retry-After"] = str(refused.retry_after_s)
+    return response
