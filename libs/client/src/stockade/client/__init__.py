@@ -1,7 +1,8 @@
 """stockade.client: the Python client of prompt-api for agents.
 
 ``StockadeClient`` (blocking) and ``AsyncStockadeClient`` (asyncio) have the same methods: get_prompt,
-list_prompts, publish_prompt, rollback, prompt_versions, list_skills, get_skill, get_skill_file, publish_skill.
+list_prompts, publish_prompt, rollback, prompt_versions, list_skills, get_skill, get_skill_file, publish_skill, and
+for guardrail policies get_policy, list_policies, policy_versions, publish_policy, rollback_policy, watch_policy.
 """
 
 from stockade.client.async_client import AsyncStockadeClient
@@ -15,6 +16,8 @@ from stockade.client.errors import (
     ValidationError,
 )
 from stockade.client.models import (
+    PolicySummary,
+    PolicyVersion,
     PromptSummary,
     PromptVersion,
     SkillDetail,
@@ -34,6 +37,8 @@ __all__ = [
     "NotFoundError",
     "PayloadTooLargeError",
     "PermissionDeniedError",
+    "PolicySummary",
+    "PolicyVersion",
     "PromptSummary",
     "PromptVersion",
     "PushSettings",

@@ -13,16 +13,31 @@ from stockade.client.push import PromptPushSubscription
 class BackgroundPush:
     """Owns a thread with an asyncio loop; ``on_stale`` runs in the loop's executor (it may block)."""
 
-    def __init__(self, core: ClientCore, on_stale: Callable[[str, str], None]) -> None:
+    def __init__(
+        self,
+        core: ClientCore,
+        on_stale: Callable[[str, str], None],
+        on_policy: Callable[[str, str], None] | None = None,
+    ) -> None:
         self._on_stale = on_stale
+        self._on_policy = on_policy
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="stockade-client-push", daemon=True
         )
-        self._subscription = PromptPushSubscription(core, self._stale)
+        self._subscription = PromptPushSubscription(core, self._stale, self._policy)
 
     def _stale(self, project_id: str, prompt_name: str) -> None:
         self._loop.run_in_executor(None, self._on_stale, project_id, prompt_name)
+
+    def _policy(self, project_id: str, policy_name: str) -> None:
+        if self._on_policy is not None:
+            self._loop.run_in_executor(None, self._on_policy, project_id, policy_name)
+
+    def follow_policies(self, project_id: str, timeout_s: float) -> None:
+        """Subscribe to the project's policy events on the push loop (raises if the server refuses)."""
+        future = asyncio.run_coroutine_threadsafe(self._subscription.follow_policies(project_id), self._loop)
+        future.result(timeout_s + 1)
 
     def start(self, timeout_s: float) -> None:
         self._thread.start()

@@ -64,3 +64,7 @@ class ResponseCache:
 
 def prompt_key(project_id: str, prompt_name: str) -> CacheKey:
     return ("prompt", project_id, prompt_name)
+
+
+def policy_key(project_id: str, policy_name: str) -> CacheKey:
+    return ("policy", project_id, policy_name)

@@ -38,6 +38,28 @@ class PromptSummary(_Body):
     active: PromptVersion | None = None
 
 
+class PolicyVersion(_Body):
+    """One immutable version of a guardrail policy (a guardrails configuration as YAML text)."""
+
+    project_id: str
+    policy_name: str
+    version: int
+    yaml: str = Field(description="The guardrails configuration, exactly as published.")
+    sha256: str
+    commit_message: str | None = None
+    published_at: datetime
+    published_by: str
+
+
+class PolicySummary(_Body):
+    """A guardrail policy of a project with its active version (GET /policies)."""
+
+    policy_name: str
+    active_version: int | None
+    latest_version: int
+    active: PolicyVersion | None = None
+
+
 class SkillFile(_Body):
     path: str
     size: int

@@ -1,4 +1,5 @@
-"""Push refresh: a NATS subscription to prompt.published.v1.<project> that invalidates cached prompts at once.
+"""Push refresh: a NATS subscription to prompt.published.v1.<project> that invalidates cached prompts at once, and
+(once a policy is followed, :meth:`PromptPushSubscription.follow_policies`) to policy.published.v1.<project>.
 
 prompt-api publishes each event on its project's subject (``subjects.prompt_published``), and deploy/nats grants
 an agent only the projects it works for: list them in ``PushSettings.project_ids``. A subscription the server
@@ -16,12 +17,19 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 
-from stockade.client.cache import prompt_key
+from stockade.client.cache import policy_key, prompt_key
 from stockade.client.core import ClientCore
 from stockade.client.errors import ServerUnavailableError
-from stockade.contracts.envelope import PromptPublished
+from stockade.contracts.envelope import PolicyPublished, PromptPublished
 from stockade.contracts.nats_sync import sync_with_server
-from stockade.contracts.subjects import PROMPT_PUBLISHED, PROMPT_PUBLISHED_WILDCARD, prompt_published
+from stockade.contracts.subjects import (
+    POLICY_PUBLISHED,
+    POLICY_PUBLISHED_WILDCARD,
+    PROMPT_PUBLISHED,
+    PROMPT_PUBLISHED_WILDCARD,
+    policy_published,
+    prompt_published,
+)
 
 log = logging.getLogger("stockade.client")
 
@@ -39,13 +47,21 @@ def import_nats() -> Any:
 
 
 class PromptPushSubscription:
-    """Subscribes to prompt.published.v1; for a cached prompt it invalidates the copy and calls ``on_stale``."""
+    """Subscribes to prompt.published.v1; for a cached prompt it invalidates the copy and calls ``on_stale``.
+    For a followed project's policy events it invalidates the cached policy and calls ``on_policy``."""
 
-    def __init__(self, core: ClientCore, on_stale: Callable[[str, str], None]) -> None:
+    def __init__(
+        self,
+        core: ClientCore,
+        on_stale: Callable[[str, str], None],
+        on_policy: Callable[[str, str], None] | None = None,
+    ) -> None:
         self._core = core
         self._on_stale = on_stale
+        self._on_policy = on_policy
         self._nc: Any = None
         self._errors: list[str] = []
+        self._policy_subjects: set[str] = set()
 
     async def start(self) -> None:
         url = self._core.settings.push.nats_url
@@ -89,6 +105,38 @@ class PromptPushSubscription:
             raise ServerUnavailableError(f"push refresh: NATS unreachable ({type(exc).__name__})") from exc
         self._nc = nc
         self._core.push_active = True
+
+    async def follow_policies(self, project_id: str) -> None:
+        """Subscribe to ``policy.published.v1.<project_id>`` (once); a refused subscription raises
+        :class:`ServerUnavailableError` (deploy/nats grants it per project, like the prompt events)."""
+        subject = policy_published(project_id) if project_id else POLICY_PUBLISHED_WILDCARD
+        if self._nc is None or subject in self._policy_subjects:
+            return
+        self._errors.clear()
+        sub = await self._nc.subscribe(subject, cb=self._on_policy_message)
+        await sync_with_server(self._nc, self._core.settings.push.connect_timeout_s)
+        if any(f'"{subject.lower()}"' in e and "violation" in e for e in self._errors):
+            await sub.unsubscribe()
+            raise ServerUnavailableError(
+                f"push refresh: the NATS user may not subscribe to {subject} (deploy/nats/agents.conf)"
+            )
+        self._policy_subjects.add(subject)
+
+    async def _on_policy_message(self, msg: Any) -> None:
+        try:
+            event = PolicyPublished.model_validate_json(msg.data)
+        except PydanticValidationError:
+            log.warning("ignored a malformed %s event", POLICY_PUBLISHED)
+            return
+        self._core.cache.invalidate(policy_key(event.project_id, event.policy_name))
+        log.info(
+            "policy %r of project %r: version %d is active",
+            event.policy_name,
+            event.project_id,
+            event.version,
+        )
+        if self._on_policy is not None:
+            self._on_policy(event.project_id, event.policy_name)
 
     async def stop(self) -> None:
         self._core.push_active = False

@@ -11,12 +11,21 @@ from typing import Any, TypeVar
 
 import httpx
 
-from stockade.client import calls
+from stockade.client import calls, policy_calls
 from stockade.client.background_push import BackgroundPush
 from stockade.client.calls import Call, Page
 from stockade.client.core import ClientCore, not_found_version
 from stockade.client.errors import ServerUnavailableError, StockadeClientError
-from stockade.client.models import PromptSummary, PromptVersion, SkillDetail, SkillSummary, SkillVersion
+from stockade.client.models import (
+    PolicySummary,
+    PolicyVersion,
+    PromptSummary,
+    PromptVersion,
+    SkillDetail,
+    SkillSummary,
+    SkillVersion,
+)
+from stockade.client.policy_watch import PolicyListener, PolicyWatchers
 from stockade.client.redaction import install_httpx_log_redaction
 from stockade.client.settings import ClientSettings
 
@@ -49,6 +58,7 @@ class StockadeClient:
         # the latest push-triggered refresh of each prompt: a read meanwhile waits for it instead of asking twice
         self._refreshing: dict[tuple[str, str], threading.Event] = {}
         self._refreshing_lock = threading.Lock()
+        self._policy_watchers = PolicyWatchers()
 
     def __repr__(self) -> str:
         return f"StockadeClient(base_url={self._core.base_url!r})"
@@ -69,7 +79,7 @@ class StockadeClient:
     def start_push(self) -> None:
         """Subscribe to prompt.published.v1 (needs the ``push`` extra and ``settings.push.nats_url``)."""
         if self._push is None:
-            push = BackgroundPush(self._core, self._refresh)
+            push = BackgroundPush(self._core, self._refresh, self._refresh_policy)
             push.start(self._core.settings.push.connect_timeout_s)
             self._push = push
 
@@ -190,3 +200,58 @@ class StockadeClient:
     ) -> SkillVersion:
         """``files``: relative path -> text, or bytes (sent as base64)."""
         return self._run(calls.publish_skill(project_id, skill_name, skill_md, files, commit_message))
+
+    # --- guardrail policies (issue 31) -------------------------------------------------------------------------
+    def get_policy(self, project_id: str, policy_name: str, version: int | None = None) -> PolicyVersion:
+        """The active version (cached, ETag), or an earlier ``version`` from the history."""
+        if version is None:
+            return self._run(policy_calls.get_active_policy(project_id, policy_name))
+        for found in self.policy_versions(project_id, policy_name):
+            if found.version == version:
+                return found
+        raise not_found_version(f"policy {policy_name!r} of project {project_id!r}", version)
+
+    def policy_versions(self, project_id: str, policy_name: str) -> list[PolicyVersion]:
+        """Every version of a policy, newest first (every page)."""
+        return self._all_pages(lambda cursor: policy_calls.policy_history(project_id, policy_name, cursor))
+
+    def list_policies(self, project_id: str) -> list[PolicySummary]:
+        """Every policy of the project with its active version, by name (follows the pages)."""
+        return self._all_pages(lambda cursor: policy_calls.list_policies(project_id, cursor))
+
+    def publish_policy(
+        self, project_id: str, policy_name: str, yaml: str, commit_message: str | None = None
+    ) -> PolicyVersion:
+        return self._run(policy_calls.publish_policy(project_id, policy_name, yaml, commit_message))
+
+    def rollback_policy(
+        self, project_id: str, policy_name: str, version: int, commit_message: str | None = None
+    ) -> PolicyVersion:
+        """Publish an earlier version's YAML as the new active version."""
+        return self._run(policy_calls.rollback_policy(project_id, policy_name, version, commit_message))
+
+    def watch_policy(
+        self,
+        project_id: str,
+        policy_name: str,
+        listener: PolicyListener,
+        current: PolicyVersion | None = None,
+    ) -> bool:
+        """Call ``listener`` (in the push thread) with each version of the policy that becomes active, once each;
+        ``current`` is the version the caller runs on now. True when push follows the project's policy events;
+        False without push (``settings.push.nats_url`` unset or NATS unreachable): then nothing is delivered."""
+        self._policy_watchers.add(project_id, policy_name, listener)
+        if current is not None:
+            self._policy_watchers.told(current)
+        if self._push is None:
+            return False
+        self._push.follow_policies(project_id, self._core.settings.push.connect_timeout_s)
+        return True
+
+    def _refresh_policy(self, project_id: str, policy_name: str) -> None:
+        try:
+            found = self._run(policy_calls.get_active_policy(project_id, policy_name))
+        except StockadeClientError as exc:
+            log.warning("refresh of policy %r of project %r failed: %s", policy_name, project_id, exc)
+            return
+        self._policy_watchers.deliver(found)
