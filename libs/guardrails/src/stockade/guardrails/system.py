@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Required, TypedDict, TypeVar, Unpack
 
@@ -18,6 +19,7 @@ from stockade.guardrails.checks.config import Stage
 from stockade.guardrails.checks.registry import CheckSlot, build_enabled
 from stockade.guardrails.checks.runner import run_checks, warm
 from stockade.guardrails.config import GuardrailsConfig, load_config
+from stockade.guardrails.config_overrides import apply_overrides
 from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.events import EventRecorder, NullRecorder, TeeRecorder
 from stockade.guardrails.policies import PolicyEngine, ToolCallOptions, ToolCallTicket
@@ -26,7 +28,6 @@ from stockade.guardrails.storage.result import FlushResult
 from stockade.guardrails.verdict import Verdict
 
 _T = TypeVar("_T")
-_SECTIONS = {"checks", "policies", "storage", "trust"}
 
 
 class CheckOptions(TypedDict, total=False):
@@ -40,6 +41,14 @@ class ContextCheckOptions(CheckOptions, total=False):
     """The keywords of ``check_context`` and ``check_context_sync`` (``source`` is required)."""
 
     source: Required[str | None]
+
+
+@dataclass(frozen=True)
+class _Live:
+    """The configuration a system runs on and the checks built from it, swapped as one (:meth:`adopt`)."""
+
+    config: GuardrailsConfig
+    slots: list[CheckSlot]
 
 
 class GuardrailSystem:
@@ -59,20 +68,49 @@ class GuardrailSystem:
     ) -> None:
         cfg = load_config(config)
         if overrides:
-            cfg = _apply_overrides(cfg, overrides)
-        self.config: GuardrailsConfig = cfg
+            cfg = apply_overrides(cfg, overrides)
+        self._overrides = overrides
         self.recorder: EventRecorder = recorder if recorder is not None else NullRecorder()
         # --- Storage lifecycle (spec 3, 6): with guardrails.storage.enabled every event also goes to the hook.
         self.storage = GuardrailsStorageHook(cfg.guardrails.storage)
         if self.storage.enabled:
             self.recorder = self.storage if recorder is None else TeeRecorder(recorder, self.storage)
-        self._slots: list[CheckSlot] = build_enabled(cfg.guardrails.checks)
-        for slot in self._slots:  # a check's own model calls (the classification judge) count in the budget
-            if isinstance(slot.check, SpendsTokens):
-                slot.check.bind_token_budget(self._charge_tokens)
+        self._added: list[CheckSlot] = []  # add_check()'s, kept when from_platform swaps the configuration
+        self._live = _Live(cfg, self._build(cfg))
 
         # --- Agent hooks (spec 1: tool authorization, rate limiting): see the ``policies`` property -------
         self._policies: PolicyEngine | None = None
+
+    @classmethod
+    def from_platform(cls, project_id: str, policy_name: str, **options: Any) -> GuardrailSystem:
+        """A system on the active version of a guardrail policy published on the platform (prompt-api), following
+        every activation by push; see :func:`stockade.guardrails.platform_policy.from_platform` for ``options``."""
+        from stockade.guardrails.platform_policy import from_platform
+
+        return from_platform(cls, project_id, policy_name, **options)
+
+    @property
+    def config(self) -> GuardrailsConfig:
+        return self._live.config
+
+    def _build(self, cfg: GuardrailsConfig) -> list[CheckSlot]:
+        slots = build_enabled(cfg.guardrails.checks)
+        for slot in slots:  # a check's own model calls (the classification judge) count in the budget
+            if isinstance(slot.check, SpendsTokens):
+                slot.check.bind_token_budget(self._charge_tokens)
+        return [*slots, *self._added]
+
+    def adopt(self, config: GuardrailsConfig, policy_ref: PolicyRef | None) -> None:
+        """Swap to ``config`` between checks: its checks are built first (an error leaves the system as it was),
+        then configuration, checks and ``policy_ref`` change in one assignment, so a check runs wholly on the
+        old or wholly on the new version. A changed ``policies`` section starts a new engine (fresh counters);
+        ``storage`` keeps the settings it started with."""
+        cfg = apply_overrides(config, self._overrides) if self._overrides else config
+        live = _Live(cfg, self._build(cfg))
+        policies_changed = cfg.guardrails.policies != self._live.config.guardrails.policies
+        self._live, self.policy_ref = live, policy_ref
+        if policies_changed:
+            self._policies = None
 
     @property
     def policy_ref(self) -> PolicyRef | None:
@@ -149,13 +187,15 @@ class GuardrailSystem:
     # --- checks ----------------------------------------------------------------------------------------------
     @property
     def checks(self) -> list[ContentCheck]:
-        return [s.check for s in self._slots]
+        return [s.check for s in self._live.slots]
 
     def add_check(
         self, check: ContentCheck, *, timeout_s: float = 5.0, fail_closed: bool | None = None
     ) -> None:
         """Add a check object (any :class:`ContentCheck`) next to the configured ones."""
-        self._slots.append(CheckSlot(check, timeout_s, fail_closed))
+        slot = CheckSlot(check, timeout_s, fail_closed)
+        self._added.append(slot)
+        self._live.slots.append(slot)
 
     async def check_input(
         self, text: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
@@ -196,11 +236,11 @@ class GuardrailSystem:
 
     async def warmup(self) -> None:
         """Load models now instead of on the first check."""
-        await asyncio.gather(*(warm(slot) for slot in self._slots))
+        await asyncio.gather(*(warm(slot) for slot in self._live.slots))
 
     async def aclose(self) -> None:
         """Close pooled connections of checks that hold them."""
-        for slot in self._slots:
+        for slot in self._live.slots:
             if isinstance(slot.check, Closes):
                 await slot.check.aclose()
 
@@ -224,10 +264,11 @@ class GuardrailSystem:
             metadata=dict(metadata or {}),
             recorder=self.recorder,
         )
-        slots = [s for s in self._slots if stage in s.check.stages]
+        live = self._live  # one read: the checks and their settings of one configuration version
+        slots = [s for s in live.slots if stage in s.check.stages]
         if not slots:
             return Verdict.allow(stage.value)
-        checks_cfg = self.config.guardrails.checks
+        checks_cfg = live.config.guardrails.checks
         fail_closed = {
             Stage.INPUT: checks_cfg.fail_closed_input,
             Stage.OUTPUT: checks_cfg.fail_closed_output,
@@ -243,27 +284,3 @@ def _run_sync(coro: Coroutine[Any, Any, _T], name: str) -> _T:
         return asyncio.run(coro)
     coro.close()
     raise GuardrailError(f"{name}_sync() was called inside a running event loop; use 'await {name}(...)'")
-
-
-def _apply_overrides(cfg: GuardrailsConfig, overrides: dict[str, Any]) -> GuardrailsConfig:
-    data = cfg.model_dump(mode="json", exclude_unset=True)
-    checks_fields = set(type(cfg.guardrails.checks).model_fields)
-    for key, value in overrides.items():
-        if key in checks_fields:
-            target = data.setdefault("guardrails", {}).setdefault("checks", {})
-        elif key in _SECTIONS:
-            target = data.setdefault("guardrails", {})
-        else:
-            target = data
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
-            target[key] = _deep_merge(target[key], value)
-        else:
-            target[key] = value
-    return GuardrailsConfig.from_dict(data)
-
-
-def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in extra.items():
-        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out

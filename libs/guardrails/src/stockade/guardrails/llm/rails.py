@@ -89,6 +89,19 @@ class LLMRails:
         self.checked_messages = checked_messages if checked_messages is not None else CheckedMessages()
         self.catalogue = catalogue
 
+    @classmethod
+    def from_platform(
+        cls, project_id: str, policy_name: str, *, platform: dict[str, Any] | None = None, **options: Any
+    ) -> LLMRails:
+        """Rails on a guardrail policy published on the platform: ``GuardrailSystem.from_platform(project_id,
+        policy_name, **platform)`` (``api_key``, ``settings``, ``client``, ``cache_dir``, ``recorder``) as the
+        system, and ``options`` as for ``LLMRails(...)`` (``model``, ``provider``, ...). The rails' checks follow
+        every activation; the model settings and the policies engine are those of the version at start."""
+        from stockade.guardrails.system import GuardrailSystem
+
+        system = GuardrailSystem.from_platform(project_id, policy_name, **(platform or {}))
+        return cls(system=system, **options)
+
     def _select_model(self, name: str | None, *, required: bool) -> ModelConfig | None:
         models = self.config.models
         if name is None:
