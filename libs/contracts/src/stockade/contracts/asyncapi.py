@@ -2,8 +2,10 @@
 payload (JSON Schema of the pydantic model in :mod:`.envelope`), headers (:mod:`.headers`, :mod:`.agent_wire`) and,
 for an event, the stream that keeps it (:mod:`.streams`).
 
-Generated from the contracts, not from FastStream: only the trust-broker declares handlers with FastStream (its hot
-path is plain nats-py), so FastStream's generator would see two subjects of about twenty. Every request and reply
+Generated from the contracts, not from FastStream's generator: every service's handlers are FastStream subscribers,
+but the trust-broker's submission path is a plain nats-py subscription, and the events the guardrails library and
+the agents publish have no handler declaring them anywhere, so a document built from handlers would miss subjects
+(docs/decisions.md, FastStream versus nats-py). Every request and reply
 body is a model of :mod:`.envelope` or :mod:`.replies` (which both ends use), except the requests whose body is
 ignored and the agents' payload bytes.
 

@@ -4,9 +4,9 @@ nats-py's ``Client.flush()`` is documented as "what we have written so far has m
 writes its PING straight to the socket while commands written just before it (a SUB, a PUB) still wait in the
 client's buffer for its flusher task (nats-py 2.16, ``Client._send_ping``). The server can answer that PING
 before it reads the SUB, so a subscription "flushed" this way may not exist yet when another connection
-publishes. Measured on this machine under load: 112 of 2,000 subscribe-flush-request rounds got "no responders"
-with one flush, 0 of 2,000 with two (the flusher has run by the time the first PONG is read, so the second PING
-follows every earlier command). The same round trip also makes sure a refusal the server sends for an earlier
+publishes, and a request then gets "no responders". Two rounds fix it: the flusher has run by the time the first
+PONG is read, so the second PING follows every earlier command (figures: docs/decisions.md, "A subscription is
+live after sync_with_server"). The same round trip also makes sure a refusal the server sends for an earlier
 command (a permissions ``-ERR``) has been read.
 
 Like :mod:`stockade.contracts.jetstream`, it needs nats-py only when called.

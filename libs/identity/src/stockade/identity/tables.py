@@ -1,4 +1,9 @@
-"""Table models of stockade.identity. They never leave the package boundary: callers get the *Public models."""
+"""Table models of stockade.identity: a published schema over the database the services share.
+
+Only stockade.identity's functions write these tables (services and the CLI call them). Other packages may read
+them, and do: prompt-api's key and membership checks (``prompts``, and ``read_batch`` in SQL by table name),
+model-api's ``project_directory`` and platform audit; a change here is a change to their reads. Services build
+their own tables on ``NAMING``. Callers of identity's functions get the *Public models, never these rows."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The submission hot path: a raw nats-py queue subscription that handles messages concurrently, bounded.
 
 Why not a FastStream subscriber: FastStream's per-message machinery (decoder, middlewares, context, its
-worker pool) capped even a do-nothing forwarder at ~900 msg/s on this project's 2-core machines, below the
-issue's 5,000 verified msg/s goal. The service is still a FastStream app (connection, lifespan, health and
-reload subscribers, drain on stop); only ``trust.submit.*`` is consumed here, on the FastStream broker's own
+worker pool) capped even a do-nothing forwarder well below the 5,000 verified msg/s the service must reach
+(figures: libs/guardrails/docs/measurements.md, "Agent trust benchmark"). The service is still a FastStream
+app (connection, lifespan, health and reload subscribers, drain on stop); only ``trust.submit.*`` is consumed here, on the FastStream broker's own
 nats-py connection, and the benchmark's plain forwarder uses this same class so the ratio compares
 verification only.
 

@@ -130,8 +130,8 @@ class PiiConfig(CheckSettings):
     ner_matmul: Literal["numpy", "blis"] = Field(
         default="numpy",
         description="Matrix products of the spaCy layers. numpy: numpy's BLAS, limited to one thread for the "
-        "whole process (threadpoolctl); faster where thinc's BLIS build falls back to generic kernels (e.g. "
-        "AMD Zen 3: NER ~14 instead of ~19 ms on 1 kB), same entities. blis: thinc's default, no limit set.",
+        "whole process (threadpoolctl); faster on CPUs for which thinc's BLIS build falls back to generic "
+        "kernels, same entities. blis: thinc's default, no limit set.",
     )
     hash_salt: str | None = Field(
         default=None, description="Salt (>= 16 chars) for the hash action; None: a random salt per value."

@@ -32,10 +32,9 @@ from stockade.guardrails.trust.policy import GuardrailPolicy
 from stockade.guardrails.trust.registry import AgentIdentity, AgentRegistry
 from stockade.guardrails.trust.result import AttestationResult, Layer, RejectionReason
 
-R = RejectionReason
 _PASSED_CACHE_SIZE = 4096
 
-_UNAUTHENTICATED = frozenset({R.UNKNOWN_KEY, R.BAD_SIGNATURE})
+_UNAUTHENTICATED = frozenset({RejectionReason.UNKNOWN_KEY, RejectionReason.BAD_SIGNATURE})
 """Layer B outcomes meaning 'not signed by a key of the claimed sender': answered alike."""
 
 
@@ -134,13 +133,13 @@ class AgentTrustEnforcer:
         )
         if envelope is None:
             return AttestationResult.fail(
-                Layer.B, R.MALFORMED, "attestation envelope is missing or malformed"
+                Layer.B, RejectionReason.MALFORMED, "attestation envelope is missing or malformed"
             )
         capability = required_capability or envelope.capability
         if required_capability and envelope.capability and envelope.capability != required_capability:
             return AttestationResult.fail(
                 Layer.A,
-                R.CAPABILITY_NOT_ALLOWED,
+                RejectionReason.CAPABILITY_NOT_ALLOWED,
                 f"message was signed for capability {envelope.capability!r}, not {required_capability!r}",
                 capability=capability,
             )
@@ -151,7 +150,9 @@ class AgentTrustEnforcer:
         attested = await self.verifier.check(envelope, payload, expected_receiver=receiver)
         if attested is not None:
             if attested.reason in _UNAUTHENTICATED:
-                return AttestationResult.fail(Layer.B, R.BAD_SIGNATURE, "the signature does not verify")
+                return AttestationResult.fail(
+                    Layer.B, RejectionReason.BAD_SIGNATURE, "the signature does not verify"
+                )
             return attested.model_copy(
                 update={"sender": self.registry.get(envelope.sender), "capability": capability}
             )
@@ -159,26 +160,30 @@ class AgentTrustEnforcer:
         sender = self.registry.get(envelope.sender)
         failed = layers.identity(self.policy, sender, envelope.sender, capability, required_trust)
         if failed is not None or sender is None:
-            return failed or AttestationResult.fail(Layer.A, R.UNKNOWN_SENDER, "unknown sender")
+            return failed or AttestationResult.fail(Layer.A, RejectionReason.UNKNOWN_SENDER, "unknown sender")
         # Layer C: privilege isolation (the signed receiver may demand that every message name a capability).
         privilege = layers.capability_named(
             self.policy, self.registry, sender, capability, envelope.receiver
         ) or layers.privilege(self.policy, sender, capability)
         if privilege is not None:
             return privilege
-        # Layer D: independent content re-validation.
-        return await self._layer_d(payload, sender, capability)
+        return await self._revalidate_content(payload, sender, capability)
 
-    async def _layer_d(
+    async def _revalidate_content(
         self, payload: bytes | str, sender: AgentIdentity | None, capability: str | None
     ) -> AttestationResult:
+        """Layer D: the payload's content checked again, independently of what the sender's side decided."""
         if self.content_validator is None:
             return self._passed(sender, capability)
         try:
             text = payload if isinstance(payload, str) else payload_bytes(payload).decode("utf-8")
         except UnicodeDecodeError:
             return AttestationResult.fail(
-                Layer.D, R.CONTENT_REJECTED, "payload is not UTF-8 text", sender=sender, capability=capability
+                Layer.D,
+                RejectionReason.CONTENT_REJECTED,
+                "payload is not UTF-8 text",
+                sender=sender,
+                capability=capability,
             )
         try:
             verdict = await self.content_validator(text)
@@ -187,7 +192,7 @@ class AgentTrustEnforcer:
         if not verdict.passed:
             return AttestationResult.fail(
                 Layer.D,
-                R.CONTENT_REJECTED,
+                RejectionReason.CONTENT_REJECTED,
                 verdict.error or f"content re-validation decided {verdict.action}",
                 sender=sender,
                 capability=capability,
@@ -217,7 +222,9 @@ class AgentTrustEnforcer:
         """
         agent = self.registry.get(agent_id)
         result = (
-            AttestationResult.fail(Layer.C, R.UNKNOWN_SENDER, f"agent {agent_id!r} is not registered")
+            AttestationResult.fail(
+                Layer.C, RejectionReason.UNKNOWN_SENDER, f"agent {agent_id!r} is not registered"
+            )
             if agent is None
             else layers.privilege(self.policy, agent, capability) or AttestationResult.ok(agent, capability)
         )
@@ -235,7 +242,7 @@ class AgentTrustEnforcer:
         if self.content_validator is None:
             raise AttestationError("revalidate_upstream_output() needs a content_validator")
         agent = self.registry.get(sender) if sender else None
-        result = await self._layer_d(payload, agent, None)
+        result = await self._revalidate_content(payload, agent, None)
         self._record("revalidate_upstream_output", result)
         return result.raise_for_failure() if raise_on_failure else result
 

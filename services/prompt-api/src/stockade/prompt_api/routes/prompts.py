@@ -36,8 +36,8 @@ _READ_PARAMETERS = [
     openapi_extra={"parameters": _READ_PARAMETERS},
 )
 async def read_active_prompt_version(request: Request) -> Response:
-    """The hot path: no dependency resolution or parameter models per request (py-spy: ~10% of its server CPU); the
-    three query parameters are read as plain strings, and the reader is prompt-api's own state (``read_path``)."""
+    """The hot path: no dependency resolution or parameter models per request (a measurable share of the server's
+    CPU under the read load: the service README, "Where the time went"); the three query parameters are read as plain strings, and the reader is prompt-api's own state (``read_path``)."""
     query = request.query_params
     values = (query.get("api_key"), query.get("project_id"), query.get("prompt_name"))
     if not all(value is None or is_storable(value) for value in values):

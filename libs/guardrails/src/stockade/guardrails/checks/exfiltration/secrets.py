@@ -31,13 +31,14 @@ from stockade.guardrails.checks.exfiltration.value_vetoes import (
     FAILS_VALIDATION,
     PLUGIN_VETOES,
     RANDOM_BODY_VETOES,
+    WORDS_BODY_VETOES,
     MatchedValue,
 )
 from stockade.guardrails.checks.exfiltration.veto import Veto, first_veto
 
 _BODY_VETOES: dict[Body, tuple[Veto[MatchedValue], ...]] = {
     Body.RANDOM: RANDOM_BODY_VETOES,
-    Body.WORDS: RANDOM_BODY_VETOES[:-1],  # no word veto
+    Body.WORDS: WORDS_BODY_VETOES,
     Body.STRUCTURED: (),
 }
 

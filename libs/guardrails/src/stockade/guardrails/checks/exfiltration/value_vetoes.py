@@ -215,5 +215,7 @@ WEAK_PLUGIN_PASSWORD = Veto[MatchedValue](
     "a URL password made of the words written where a password goes, with digits",
     lambda m: m.url_password and shape.weak_password(m.value),
 )
-RANDOM_BODY_VETOES = (MADE_UP_VALUE, PATTERN_RUN, LOW_ENTROPY, MADE_OF_WORDS)
+WORDS_BODY_VETOES = (MADE_UP_VALUE, PATTERN_RUN, LOW_ENTROPY)
+"""For a format whose body is words by design: every random-body veto but ``MADE_OF_WORDS``."""
+RANDOM_BODY_VETOES = (*WORDS_BODY_VETOES, MADE_OF_WORDS)
 PLUGIN_VETOES = (SHORT_OR_LETTERS, *RANDOM_BODY_VETOES, STAND_IN_PASSWORD_WORD, WEAK_PLUGIN_PASSWORD)

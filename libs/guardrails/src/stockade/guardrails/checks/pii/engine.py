@@ -111,8 +111,8 @@ def shared_analyzer(
     if compiled_with_profiling():
         log.warning(
             "spaCy was compiled with Cython profiling (its setup.py does so on Python < 3.12): the PII check's NER "
-            "runs about 2.5x slower. Rebuild it without profiling (python3 dev.py install --ml does) or use "
-            "Python 3.12+; see the guardrails README, 'PII/PHI'."
+            "runs several times slower. Rebuild it without profiling (python3 dev.py install --ml does) or use "
+            "Python 3.12+; see libs/guardrails/docs/measurements.md, 'spaCy on Python 3.11'."
         )
     registry = presidio.RecognizerRegistry(supported_languages=[language])
     registry.load_predefined_recognizers(languages=[language], nlp_engine=nlp_engine)

@@ -12,14 +12,15 @@ lookup, and the analyzer's freshly made results are updated in place instead of 
 
 :func:`use_numpy_matmul` makes the spaCy models multiply their layer matrices with numpy (its OpenBLAS, one
 thread) instead of thinc's BLIS, which falls back to its generic, unvectorised kernels on CPUs its build does
-not know (BLIS_ARCH_DEBUG=1 prints "selecting sub-configuration 'generic'" on this AMD EPYC): the NER pipe
-takes ~14 instead of ~19 ms on 1 kB, same entities. spaCy's compiled transition loop keeps using BLIS.
+not know (BLIS_ARCH_DEBUG=1 prints "selecting sub-configuration 'generic'" on such a CPU): the NER pipe
+is faster there, with the same entities (figures: libs/guardrails/docs/measurements.md, "spaCy on Python
+3.11"). spaCy's compiled transition loop keeps using BLIS.
 
 :func:`compiled_with_profiling` tells whether spaCy's transition code was compiled with Cython's ``profile``
 directive, which spaCy's setup.py turns on for Python < 3.12 (so every PyPI wheel for 3.11 has it). Each small
-C++ call of the NER's ``nogil`` transition loop then takes and releases the GIL to ask whether a profiler is set:
-about 14 of the NER's 19 ms on a 1 kB text on a 2-core AMD EPYC, and more when another thread wants the GIL.
-``python3 dev.py install --ml`` rebuilds the locked spaCy with profiling off (the NER then takes ~7 ms).
+C++ call of the NER's ``nogil`` transition loop then takes and releases the GIL to ask whether a profiler is set,
+most of the NER's time on a short text, and more when another thread wants the GIL.
+``python3 dev.py install --ml`` rebuilds the locked spaCy with profiling off (figures: the same section).
 """
 
 from __future__ import annotations
