@@ -2,16 +2,16 @@
 (the active database configuration, which guardrail-ingest asks for at start-up and to resync) and
 ``apikey.cmd.verify_ingest.v1`` (whether a per-project ingest key is valid, asked by guardrail-ingest).
 
-Every request and reply body is a model of ``stockade.contracts`` (an error answer: ``ErrorReply``), so the
-askers read them with the same models and ``libs/contracts/asyncapi.json`` documents them.
-
-The handlers are FastStream subscribers on the service's broker (:func:`declare_commands`, one queue group per
-subject so replicas share the requests); each takes the raw request body and answers bytes, validating with the
-contract models itself so that a malformed request gets an ``ErrorReply`` rather than no answer."""
+Each handler is the rule with no transport: a ``stockade.contracts`` request model in, its reply model out, or
+an ``ErrorReply`` for a domain error (``not_found``, ``invalid_request``). :func:`declare_commands` puts them on
+the service's broker with :func:`stockade.runtime.bus.command` (one queue group, so replicas share the
+requests), which refuses a request that does not validate (``invalid_request``) and answers ``unavailable``
+when the database is down, so an asker never waits for a timeout."""
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from faststream.nats import NatsBroker
 from pydantic import ValidationError
@@ -25,7 +25,7 @@ from stockade.model_api.catalogue import dbconfigs
 from stockade.model_api.catalogue import models as catalogue
 from stockade.model_api.catalogue.schemas import normalise_provider
 from stockade.model_api.errors import CatalogueError
-from stockade.runtime.bus import raw_body
+from stockade.runtime.bus import Command, NoRequest, command, problems
 
 log = logging.getLogger(__name__)
 QUEUE = "model-api"
@@ -34,17 +34,32 @@ QUEUE = "model-api"
 _error = ErrorReply.of
 
 
+def _invalid_lookup(exc: ValidationError) -> str:
+    return f"the request must be a JSON object of strings ({problems(exc)})"
+
+
+def model_lookup(sessions: async_sessionmaker[AsyncSession]) -> Command[ModelGetQuery, ModelGetReply]:
+    """``model.cmd.get.v1``, answered by :func:`find_models`."""
+    return Command(
+        MODEL_CMD_GET,
+        ModelGetQuery,
+        partial(find_models, sessions),
+        unavailable="the model catalogue is unavailable",
+        invalid=_invalid_lookup,
+    )
+
+
 async def answer_get(
     sessions: async_sessionmaker[AsyncSession], payload: bytes
 ) -> ModelGetReply | ErrorReply:
-    """The reply to one request (``ModelGetQuery``: ``{"provider"?, "model_id"?, "db_config_id"?}``)."""
-    try:
-        query = ModelGetQuery.model_validate_json(payload or b"{}")
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'request'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        return _error("invalid_request", f"the request must be a JSON object of strings ({problems})")
+    """The typed reply to one ``model.cmd.get.v1`` body, without a broker."""
+    return await model_lookup(sessions).answer(payload)
+
+
+async def find_models(
+    sessions: async_sessionmaker[AsyncSession], query: ModelGetQuery
+) -> ModelGetReply | ErrorReply:
+    """One model (``provider`` and ``model_id``) or a list, of the active configuration or ``db_config_id``."""
     model_id, config_id = query.model_id, query.db_config_id
     try:
         provider = normalise_provider(query.provider) if query.provider is not None else None
@@ -80,16 +95,7 @@ async def answer_get(
     )
 
 
-async def reply_model_get(sessions: async_sessionmaker[AsyncSession], body: bytes) -> bytes:
-    try:
-        reply = await answer_get(sessions, body)
-    except Exception as exc:  # the database is down: answer instead of letting the requester time out
-        log.warning("%s failed: %s: %s", MODEL_CMD_GET, type(exc).__name__, exc)
-        reply = _error("unavailable", "the model catalogue is unavailable")
-    return reply.to_bytes()
-
-
-async def answer_active(sessions: async_sessionmaker[AsyncSession]) -> ActiveDbConfig:
+async def active_config(sessions: async_sessionmaker[AsyncSession], _: NoRequest) -> ActiveDbConfig:
     """The active configuration (the migrations make one active; raises ``NoActiveConfig`` if none is)."""
     async with sessions() as session:
         config = await dbconfigs.active_config(session)
@@ -101,22 +107,10 @@ async def answer_active(sessions: async_sessionmaker[AsyncSession]) -> ActiveDbC
     )
 
 
-async def reply_dbconfig_active(sessions: async_sessionmaker[AsyncSession]) -> bytes:
-    try:
-        return (await answer_active(sessions)).model_dump_json().encode()
-    except Exception as exc:  # the database is down: say so rather than let the requester time out
-        log.warning("%s failed: %s: %s", DBCONFIG_CMD_ACTIVE, type(exc).__name__, exc)
-        return _error("unavailable", "the database configurations are unavailable").to_bytes()
-
-
-async def answer_ingest_key(
-    sessions: async_sessionmaker[AsyncSession], payload: bytes
-) -> IngestKeyVerdict | ErrorReply:
+async def ingest_key_verdict(
+    sessions: async_sessionmaker[AsyncSession], query: IngestKeyQuery
+) -> IngestKeyVerdict:
     """The verdict on one ingest key ``{"key_id", "key_hash"}``, from current rows (stockade.identity)."""
-    try:
-        query = IngestKeyQuery.model_validate_json(payload or b"{}")
-    except ValidationError:
-        return _error("invalid_request", "expected {key_id, key_hash (SHA-256 hex)}")
     async with sessions() as session:
         check = await verify_ingest_key(session, query.key_id, query.key_hash)
     return IngestKeyVerdict(
@@ -124,26 +118,25 @@ async def answer_ingest_key(
     )
 
 
-async def reply_ingest_key(sessions: async_sessionmaker[AsyncSession], body: bytes) -> bytes:
-    try:
-        reply = await answer_ingest_key(sessions, body)
-    except Exception as exc:  # the database is down: say so; guardrail-ingest fails closed (503)
-        log.warning("%s failed: %s: %s", APIKEY_CMD_VERIFY_INGEST, type(exc).__name__, exc)
-        reply = _error("unavailable", "the key store is unavailable")
-    return reply.to_bytes() if isinstance(reply, ErrorReply) else reply.model_dump_json().encode()
-
-
 def declare_commands(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession]) -> None:
     """Declare the three request/reply subscribers on ``broker`` (started with the broker)."""
-
-    @broker.subscriber(MODEL_CMD_GET, queue=QUEUE, decoder=raw_body, title="model-api model lookup")
-    async def on_model_get(body: bytes) -> bytes:
-        return await reply_model_get(sessions, body)
-
-    @broker.subscriber(DBCONFIG_CMD_ACTIVE, queue=QUEUE, decoder=raw_body, title="model-api active config")
-    async def on_dbconfig_active(_: bytes) -> bytes:
-        return await reply_dbconfig_active(sessions)
-
-    @broker.subscriber(APIKEY_CMD_VERIFY_INGEST, queue=QUEUE, decoder=raw_body, title="model-api ingest key")
-    async def on_ingest_key(body: bytes) -> bytes:
-        return await reply_ingest_key(sessions, body)
+    model_lookup(sessions).declare(broker, queue=QUEUE, title="model-api model lookup")
+    command(
+        broker,
+        DBCONFIG_CMD_ACTIVE,
+        NoRequest,
+        partial(active_config, sessions),
+        queue=QUEUE,
+        title="model-api active config",
+        unavailable="the database configurations are unavailable",
+    )
+    command(
+        broker,
+        APIKEY_CMD_VERIFY_INGEST,
+        IngestKeyQuery,
+        partial(ingest_key_verdict, sessions),
+        queue=QUEUE,
+        title="model-api ingest key",
+        unavailable="the key store is unavailable",
+        invalid=lambda _: "expected {key_id, key_hash (SHA-256 hex)}",
+    )
