@@ -303,6 +303,8 @@ def test_each_service_is_granted_the_names_its_code_uses() -> None:
                 continue  # a queue group, and the prefix of trust.submit.* (granted as the wildcard)
             elif name == subjects.PROMPT_PUBLISHED:
                 wanted = [subjects.prompt_published("any-project")]  # published per project
+            elif name == subjects.POLICY_PUBLISHED:
+                wanted = [subjects.policy_published("any-project")]  # published per project
             else:
                 wanted = [name]
             missing += [f"{service}: {w}" for w in wanted if not _granted(w, granted)]

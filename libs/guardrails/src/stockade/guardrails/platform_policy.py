@@ -19,9 +19,10 @@ import logging
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from stockade.client import ClientSettings, PolicyVersion, PushSettings, StockadeClient
 from stockade.client.errors import ServerUnavailableError
@@ -30,11 +31,18 @@ from stockade.guardrails.config import GuardrailsConfig
 from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.events import EventRecorder
 
-if TYPE_CHECKING:
-    from stockade.guardrails.system import GuardrailSystem
-
 log = logging.getLogger("stockade.guardrails.platform")
-S = TypeVar("S", bound="GuardrailSystem")
+
+
+class Adopting(Protocol):
+    """What following a policy needs of a system (``GuardrailSystem``): its version, and a swap."""
+
+    policy_ref: PolicyRef | None
+
+    def adopt(self, config: GuardrailsConfig, policy_ref: PolicyRef | None) -> None: ...
+
+
+S = TypeVar("S", bound=Adopting)
 
 API_KEY_ENV = "STOCKADE_API_KEY"
 CACHE_DIR_ENV = "STOCKADE_POLICY_CACHE_DIR"
@@ -84,7 +92,7 @@ def _label(version: PolicyVersion) -> str:
 
 
 def from_platform(
-    cls: type[S],
+    cls: Callable[..., S],
     project_id: str,
     policy_name: str,
     *,
@@ -149,7 +157,7 @@ def _own_client(api_key: str | None, settings: ClientSettings | None, project_id
 
 
 def _build_first(
-    cls: type[S],
+    cls: Callable[..., S],
     version: PolicyVersion,
     disk: DiskCopy,
     recorder: EventRecorder | None,
@@ -176,7 +184,7 @@ def _build_first(
 class _Follower:
     """Swaps a system to each version push brings; keeps the last good one when a version does not build."""
 
-    def __init__(self, system: GuardrailSystem, disk: DiskCopy) -> None:
+    def __init__(self, system: Adopting, disk: DiskCopy) -> None:
         self._system = system
         self._disk = disk
 
