@@ -302,7 +302,7 @@ def packages_of(paths: list[str]) -> list[str]:
 
 
 def run_mypy(packages: list[str], env: dict[str, str]) -> None:
-    step(f"mypy (strict on libs/ and services/): {len(packages)} package(s)")
+    step(f"mypy (strict on every member): {len(packages)} package(s)")
     if packages:
         run([BIN / "mypy", *(arg for p in packages for arg in ("-p", p))], env=env)
 
