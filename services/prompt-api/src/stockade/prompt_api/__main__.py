@@ -1,13 +1,14 @@
-"""``python -m stockade.prompt_api``: serve prompt-api with the settings from the environment."""
+"""``python -m stockade.prompt_api``: run prompt-api."""
+
+from __future__ import annotations
 
 from stockade.prompt_api.main import create_app
 from stockade.prompt_api.settings import PromptApiSettings
-from stockade.runtime.http import serve
+from stockade.runtime.entrypoint import run_service
 
 
 def main() -> None:
-    settings = PromptApiSettings()
-    serve(create_app(settings), settings)
+    run_service(PromptApiSettings, create_app)
 
 
 if __name__ == "__main__":

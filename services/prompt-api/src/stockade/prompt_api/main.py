@@ -29,7 +29,7 @@ from stockade.prompt_api.read_path import ActivePromptReader, PostgresReader, Sq
 from stockade.prompt_api.routes import policies, prompts, reviews, skills
 from stockade.prompt_api.settings import PromptApiSettings
 from stockade.prompt_api.tables import OutboxEvent
-from stockade.runtime import configure_logging, create_engine, error_response, normalise_url, outbox
+from stockade.runtime import create_engine, error_response, normalise_url, outbox
 from stockade.runtime.app import ServiceState, create_service_app
 from stockade.runtime.db import is_sqlite
 
@@ -42,12 +42,13 @@ _STATUS: dict[type[Exception], tuple[int, str]] = {
 }
 
 
-def create_app(settings: PromptApiSettings | None = None, *, configure_logs: bool = True) -> FastAPI:
+def create_app(settings: PromptApiSettings | None = None, *, configure_logs: bool = False) -> FastAPI:
+    """``configure_logs`` is ignored: logging is configured once, by ``python -m stockade.prompt_api``
+    (:func:`stockade.runtime.entrypoint.run_service`); the keyword goes once its callers (tests) drop it."""
+    del configure_logs
     settings = settings or PromptApiSettings()
 
     async def on_startup(state: ServiceState[PromptApiState]) -> PromptApiState:
-        if configure_logs:
-            configure_logging(settings.service_name, settings.log.level, settings.log.json_format)
         if settings.migrate_on_startup:
             await migrate.upgrade_async(settings.db.url)
         assert state.sessions is not None
