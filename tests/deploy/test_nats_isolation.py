@@ -1,5 +1,5 @@
 """Agents of one deployment on the shipped deploy/nats files: one agent cannot read, write, delete, pre-create or
-crowd out another agent's rate-limit counters (issue 28, review finding N4).
+crowd out another agent's rate-limit counters (review finding N4).
 
 Each agent keeps its counters in its own bucket (``stockade.contracts.subjects.rate_limit_bucket``), which only
 its NATS user may reach, and the AGENTS account caps every bucket's size, so filling one's own bucket blocks

@@ -1,4 +1,4 @@
-"""guardrail-ingest requires a per-project ingest key, verified by model-api over NATS (issue 16).
+"""guardrail-ingest requires a per-project ingest key, verified by model-api over NATS.
 
 model-api and guardrail-ingest run in this process over one real NATS server and a real PostgreSQL database
 (the identity tables); run events go to ClickHouse (chdb). Before this change ingest accepted any batch from

@@ -1,4 +1,4 @@
-"""The whole platform from ``stockade up``, used the way a user uses it (issue 15's end-to-end test).
+"""The whole platform from ``stockade up``, used the way a user uses it (the platform's end-to-end test).
 
 ``stockade up --no-demo`` runs as a subprocess on free ports in a temporary state directory; everything below
 talks to it only over its published HTTP ports and its NATS server:

@@ -1,4 +1,4 @@
-"""Every NATS name is defined in ``stockade.contracts``, and deploy/nats grants only such names (issue 19).
+"""Every NATS name is defined in ``stockade.contracts``, and deploy/nats grants only such names.
 
 Code: the ``src/`` trees of libs/ and services/ (contracts excluded: it is where names are defined) are read with
 ``ast``, nothing imported. A string literal counts as a bus name when it looks like a versioned subject

@@ -1,4 +1,4 @@
-"""The client's listings follow prompt-api's cursor pages (issue 18): more than one page comes back whole."""
+"""The client's listings follow prompt-api's cursor pages: more than one page comes back whole."""
 
 import pytest
 

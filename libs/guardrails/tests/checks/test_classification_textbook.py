@@ -74,7 +74,9 @@ async def test_few_ordinary_requests_about_instructions_prompts_and_rules_are_bl
     assert len(blocked) <= BENIGN_BLOCKED_AT_MOST * len(BENIGN), blocked
 
 
-@pytest.mark.xfail(strict=True, reason="goal of issue 27 not reached: README 'Attack decision', known misses")
+@pytest.mark.xfail(
+    strict=True, reason="layered-detection goal not reached: docs/checks.md 'Attack decision', known misses"
+)
 async def test_every_textbook_attack_is_blocked_and_no_ordinary_request(system: GuardrailSystem) -> None:
     assert not await _blocked(system, BENIGN)
     assert len(await _blocked(system, [a["text"] for a in ATTACKS])) == len(ATTACKS)

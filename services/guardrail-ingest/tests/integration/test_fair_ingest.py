@@ -1,4 +1,4 @@
-"""Fair ingest (issue 28, review N3): one ingest key flooding gets 429 with Retry-After while another project's
+"""Fair ingest (review N3): one ingest key flooding gets 429 with Retry-After while another project's
 events are accepted and stored, each with the id of the key that wrote it; and when the dead-letter stream does
 not take a refused event, the batch is given up after a bounded number of deliveries instead of forever.
 

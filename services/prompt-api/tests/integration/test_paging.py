@@ -1,4 +1,4 @@
-"""Cursor paging of GET /prompts, prompt history, GET /skills, /skills/index.json and skill history (issue 18).
+"""Cursor paging of GET /prompts, prompt history, GET /skills, /skills/index.json and skill history.
 
 Each runs on SQLite and on a real PostgreSQL database (the ``db_url`` fixture)."""
 

@@ -1,4 +1,4 @@
-"""prompt-api stops in bounded time in every state it can be stopped in (issue 26): NATS unreachable, NATS
+"""prompt-api stops in bounded time in every state it can be stopped in: NATS unreachable, NATS
 connecting to a server that never answers, NATS frozen while the outbox relay publishes, PostgreSQL holding the
 relay's and a read's statements behind a lock. Each state is stopped three times in a row.
 

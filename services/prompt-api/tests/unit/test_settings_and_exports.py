@@ -49,7 +49,7 @@ def test_public_api_matches_all():
 
 
 async def test_the_served_app_freezes_its_startup_heap(tmp_path):
-    """The read tail (issue 18): with ``gc_freeze`` (the default) the startup objects are out of the collector's
+    """The read tail: with ``gc_freeze`` (the default) the startup objects are out of the collector's
     reach once the app has started, so a full collection does not stop every request in flight."""
     import gc
 

@@ -106,7 +106,7 @@ async def _active_prompt_reader(settings: PromptApiSettings) -> ActivePromptRead
 
 
 def _freeze_startup_heap() -> None:
-    """The read tail (issue 18): CPython's full (generation 2) collections walked the whole startup heap
+    """The read tail: CPython's full (generation 2) collections walked the whole startup heap
     (~130k objects: FastAPI, pydantic, SQLAlchemy, asyncpg) and stopped the event loop for 90-150 ms each, about
     every 2 s under load; every request in flight waited. Frozen objects are never scanned again (they stay
     alive: garbage among them is not collected, which for startup objects is what happens anyway)."""
