@@ -143,8 +143,10 @@ def test_the_demo_agents_are_granted_the_demo_projects_events_only(tmp_path: Pat
     text = (auth.config_path.parent / "agents.conf").read_text()
     for agent in ("planner", "executor", "intern", "treasurer"):
         assert f'"agent.{agent}.inbox", "{subjects.prompt_published("pdemo")}", ' in text
+        assert f'"{subjects.policy_published("pdemo")}", ' in text
     grants = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
     assert grants.count("prompt.published.v1.") == 4  # one grant per agent, no other project, no wildcard
+    assert grants.count("policy.published.v1.") == 4
     again = nats_auth.prepare(tmp_path, "127.0.0.1", 1)  # a later start: the projects of the first
     assert (again.config_path.parent / "agents.conf").read_text() == text
 

@@ -9,7 +9,8 @@ Passwords are generated once per state directory and kept in ``<state>/nats/cred
 directory 0700); nats-server and each service get theirs through the environment, never on a command line.
 ``<state>/nats/agents.env`` holds each agent's ``NATS_AGENT_<ID>_PASSWORD`` for running agents by hand.
 
-The agents work for the demo project: each is granted its ``prompt.published.v1.<project>`` (push refresh), as
+The agents work for the demo project: each is granted its ``prompt.published.v1.<project>`` and
+``policy.published.v1.<project>`` (push refresh of prompts and of the guardrail policy), as
 an operator adds a project to an agent in agents.conf. The projects are kept in ``<state>/nats/projects.json``.
 """
 
@@ -105,7 +106,9 @@ def _passwords(directory: Path) -> dict[str, str]:
 def agents_conf(projects: list[str]) -> str:
     """The shipped agents.conf with every agent granted the events of ``projects``."""
     text = shipped("agents.conf")
-    grants = "".join(f'"{subjects.prompt_published(p)}", ' for p in projects)
+    grants = "".join(
+        f'"{subjects.prompt_published(p)}", "{subjects.policy_published(p)}", ' for p in projects
+    )
     return re.sub(r'("agent\.[A-Za-z0-9_-]+\.inbox", )', lambda m: m.group(1) + grants, text)
 
 
