@@ -16,6 +16,8 @@ from stockade.client.errors import (
     ValidationError,
 )
 from stockade.client.models import (
+    PolicyDecision,
+    PolicyProposal,
     PolicySummary,
     PolicyVersion,
     PromptSummary,
@@ -37,6 +39,8 @@ __all__ = [
     "NotFoundError",
     "PayloadTooLargeError",
     "PermissionDeniedError",
+    "PolicyDecision",
+    "PolicyProposal",
     "PolicySummary",
     "PolicyVersion",
     "PromptSummary",

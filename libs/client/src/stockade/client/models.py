@@ -60,6 +60,32 @@ class PolicySummary(_Body):
     active: PolicyVersion | None = None
 
 
+class PolicyProposal(_Body):
+    """A guardrail policy version proposed on a Manual review project (``/policy-reviews``)."""
+
+    id: str
+    project_id: str
+    policy_name: str
+    status: str = Field(description="pending, approved or rejected.")
+    yaml: str
+    sha256: str
+    commit_message: str | None = None
+    base_version: int | None = Field(default=None, description="The active version when it was proposed.")
+    proposed_by: str
+    proposed_at: datetime
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    comment: str | None = None
+    version: int | None = Field(default=None, description="The version it became, once approved.")
+
+
+class PolicyDecision(_Body):
+    """A decided policy proposal; ``published`` is the version an approval made active (None: rejected)."""
+
+    proposal: PolicyProposal
+    published: PolicyVersion | None = None
+
+
 class SkillFile(_Body):
     path: str
     size: int

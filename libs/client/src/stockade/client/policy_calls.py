@@ -5,16 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 from pydantic import TypeAdapter
 
 from stockade.client.cache import policy_key
 from stockade.client.calls import Call, Page, _model, _page_params, _paged, _project_listing, _segment
-from stockade.client.models import PolicySummary, PolicyVersion
+from stockade.client.models import PolicyDecision, PolicyProposal, PolicySummary, PolicyVersion
 
 POLICY_READ_PATH = "/policies/active-version"
 _POLICY = _model(TypeAdapter(PolicyVersion))
 _POLICIES = _model(TypeAdapter(list[PolicySummary]))
 _POLICY_HISTORY = _model(TypeAdapter(list[PolicyVersion]))
+_PROPOSAL = _model(TypeAdapter(PolicyProposal))
+_PROPOSALS = _model(TypeAdapter(list[PolicyProposal]))
+_DECISION = _model(TypeAdapter(PolicyDecision))
+
+
+def _rejection(response: httpx.Response) -> PolicyDecision:
+    return PolicyDecision(proposal=_PROPOSAL(response))
 
 
 def get_active_policy(project_id: str, policy_name: str) -> Call[PolicyVersion]:
@@ -77,4 +85,40 @@ def rollback_policy(
         json=body,
         is_read=False,
         invalidates=policy_key(project_id, policy_name),
+    )
+
+
+# --- the Manual review of policies (the console's queue, `stockade policy publish --propose`) -----------------
+def list_policy_proposals(project_id: str, status: str) -> Call[list[PolicyProposal]]:
+    """The project's policy proposals with ``status`` (pending: the queue, oldest first; decided: newest first)."""
+    return Call(
+        "GET",
+        "/policy-reviews",
+        _PROPOSALS,
+        params={"project_id": project_id, "status": status, "limit": "200"},
+        what=f"policy proposals of project {project_id!r}",
+    )
+
+
+def propose_policy(
+    project_id: str, policy_name: str, yaml: str, commit_message: str | None
+) -> Call[PolicyProposal]:
+    body: dict[str, Any] = {"project_id": project_id, "yaml": yaml}
+    if commit_message is not None:
+        body["commit_message"] = commit_message
+    return Call("POST", f"/policies/{_segment(policy_name)}/proposals", _PROPOSAL, json=body, is_read=False)
+
+
+def decide_policy_proposal(
+    project_id: str, proposal_id: str, verdict: str, comment: str | None
+) -> Call[PolicyDecision]:
+    """``verdict``: approve (the answer holds the published version) or reject (a comment is required)."""
+    if verdict not in ("approve", "reject"):
+        raise ValueError("verdict: approve or reject")
+    return Call(
+        "POST",
+        f"/policy-reviews/{_segment(proposal_id)}/{verdict}",
+        _DECISION if verdict == "approve" else _rejection,
+        json={"project_id": project_id, "comment": comment},
+        is_read=False,
     )

@@ -17,6 +17,8 @@ from stockade.client.calls import Call, Page
 from stockade.client.core import ClientCore, not_found_version
 from stockade.client.errors import ServerUnavailableError, StockadeClientError
 from stockade.client.models import (
+    PolicyDecision,
+    PolicyProposal,
     PolicySummary,
     PolicyVersion,
     PromptSummary,
@@ -229,6 +231,22 @@ class StockadeClient:
     ) -> PolicyVersion:
         """Publish an earlier version's YAML as the new active version."""
         return self._run(policy_calls.rollback_policy(project_id, policy_name, version, commit_message))
+
+    def list_policy_proposals(self, project_id: str, status: str = "pending") -> list[PolicyProposal]:
+        """The project's policy proposals with ``status`` (pending, approved or rejected), at most 200."""
+        return self._run(policy_calls.list_policy_proposals(project_id, status))
+
+    def propose_policy(
+        self, project_id: str, policy_name: str, yaml: str, commit_message: str | None = None
+    ) -> PolicyProposal:
+        """Propose a version on a Manual review project: an approver publishes it (or rejects it)."""
+        return self._run(policy_calls.propose_policy(project_id, policy_name, yaml, commit_message))
+
+    def decide_policy_proposal(
+        self, project_id: str, proposal_id: str, verdict: str, comment: str | None = None
+    ) -> PolicyDecision:
+        """``verdict``: approve (publishes it; needs the approver tag) or reject (``comment`` required)."""
+        return self._run(policy_calls.decide_policy_proposal(project_id, proposal_id, verdict, comment))
 
     def watch_policy(
         self,
