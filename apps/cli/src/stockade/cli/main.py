@@ -9,6 +9,7 @@ import typer
 
 from stockade.cli.classifier import convert_classifier
 from stockade.cli.doctor import print_probes, run_probes
+from stockade.cli.policy import app as policy_app
 from stockade.cli.stack import StackConfig
 from stockade.cli.up import default_state_dir, run_up
 
@@ -80,6 +81,7 @@ def compose_env(
 
 
 app.command("convert-classifier")(convert_classifier)
+app.add_typer(policy_app, name="policy")
 
 
 def _mount_admin() -> None:
