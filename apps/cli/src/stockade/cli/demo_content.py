@@ -1,9 +1,10 @@
 """Sample content for the demo projects of ``stockade up``, so the console's first look is not empty.
 
 Sent through the services' own HTTP APIs with the demo key, as an agent or CI would: prompt-api gets a prompt
-with two versions and a skill in the demo project, and one proposal waiting in the Manual review project's queue;
-guardrail-ingest gets a handful of guardrail runs (a masked one, a blocked one, a clean one and a trust
-rejection). Run once per state directory (a marker file), skipped with ``stockade up --no-demo``.
+with two versions, a skill and a guardrail policy with two versions in the demo project, and a prompt and a
+policy proposal waiting in the Manual review project's queues; guardrail-ingest gets a handful of guardrail runs
+(a masked one, a blocked one, a clean one and a trust rejection), each check naming the policy version that
+made it. Run once per state directory (a marker file), skipped with ``stockade up --no-demo``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ allowed-tools: [Read]
 1. Ask for the order id.
 2. Refund within 30 days of delivery; after that, offer store credit.
 """
+
+
+POLICY = "support-bot"
+MASK_PII = (
+    "# The demo support agent's guardrails.\nguardrails:\n  checks:\n    pii:\n      default_action: mask\n"
+)
+BLOCK_PII = MASK_PII.replace("default_action: mask", "default_action: block")
+POLICY_VERSIONS = (("mask PII", MASK_PII), ("block PII instead of masking it", BLOCK_PII))
+"""The demo policy's versions, oldest first (each a guardrails configuration as prompt-api validates it)."""
 
 
 def prompt_versions(project_id: str) -> list[dict[str, Any]]:
@@ -57,7 +67,10 @@ def prompt_versions(project_id: str) -> list[dict[str, Any]]:
 def _check(
     run: str, n: int, at: datetime, name: str, action: str, ms: float, score: float, **types: int
 ) -> dict[str, Any]:
+    policy_version = "2" if run == "demo-blocked" else "1"  # v2 was published between the two runs
     return {
+        "policy_name": POLICY,
+        "policy_version": policy_version,
         "event_id": f"{run}-{n}",
         "kind": "check",
         "name": name,
@@ -133,6 +146,22 @@ async def seed_prompts(
         await _post(prompt_api, "/prompts/active-prompt-version", first, key)  # the demo user is an approver
         proposal = {k: second[k] for k in ("project_id", "content", "config", "commit_message")}
         await _post(prompt_api, f"/prompts/{PROMPT}/proposals", proposal, key)
+
+
+async def seed_policies(
+    prompt_api: httpx.AsyncClient, key: str, project_id: str, review_project_id: str
+) -> None:
+    """The demo policy (two versions) in the demo project; in the Manual review project its first version and
+    the second one proposed, waiting in the policy review queue."""
+    for message, text in POLICY_VERSIONS:
+        body = {"project_id": project_id, "policy_name": POLICY, "yaml": text, "commit_message": message}
+        await _post(prompt_api, "/policies/active-version", body, key)
+    if review_project_id:
+        (first_message, first), (second_message, second) = POLICY_VERSIONS
+        body = {"project_id": review_project_id, "policy_name": POLICY, "yaml": first}
+        await _post(prompt_api, "/policies/active-version", {**body, "commit_message": first_message}, key)
+        proposal = {"project_id": review_project_id, "yaml": second, "commit_message": second_message}
+        await _post(prompt_api, f"/policies/{POLICY}/proposals", proposal, key)
 
 
 async def seed_runs(ingest: httpx.AsyncClient, project_id: str) -> None:

@@ -102,7 +102,8 @@ def _start_and_wait(cfg: StackConfig, children: list[Child], stop_requested: lis
 
 
 def _seed_demo_content(cfg: StackConfig, demo: DemoInfo) -> None:
-    """Once per state directory: sample prompts, a skill, a proposal and guardrail runs, through the APIs."""
+    """Once per state directory: sample prompts, a skill, a guardrail policy, proposals and guardrail runs,
+    through the APIs."""
     marker = cfg.state_dir / demo_content.MARKER
     if marker.exists():
         return
@@ -116,11 +117,14 @@ def _seed_demo_content(cfg: StackConfig, demo: DemoInfo) -> None:
             ) as ingest,
         ):
             await demo_content.seed_prompts(prompt_api, demo.api_key, demo.project_id, demo.review_project_id)
+            await demo_content.seed_policies(
+                prompt_api, demo.api_key, demo.project_id, demo.review_project_id
+            )
             await demo_content.seed_runs(ingest, demo.project_id)
 
     try:
         with progress.starting(
-            "demo content", "a prompt (two versions), a skill, a proposal, guardrail runs"
+            "demo content", "a prompt and a guardrail policy (two versions each), a skill, proposals, runs"
         ):
             asyncio.run(seed())
     except (httpx.HTTPError, RuntimeError, KeyError, ValueError) as exc:
