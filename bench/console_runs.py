@@ -188,6 +188,7 @@ async def main() -> None:
                 await s.commit()
                 for n in range(20):
                     await identity.add_project_member(s, f"project-{n}", user.id)
+                await s.commit()
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=120) as http:
                 signed = await http.post("/login", data={"email": "bench@example.org", "password": PASSWORD})

@@ -333,6 +333,7 @@ async def seed(url: str) -> tuple[str, str]:
             project = await identity.create_project(s, org.id, "bench")
             await identity.add_project_member(s, project.id, user.id)
             key = (await identity.create_api_key(s, user.id, scope="write")).key
+            await s.commit()
         return project.id, key
     finally:
         await engine.dispose()

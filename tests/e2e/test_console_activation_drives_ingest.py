@@ -119,6 +119,7 @@ async def test_activating_a_configuration_moves_the_next_run_to_that_store(
             await identity.add_project_member(s, project.id, user.id)
             ingest_key = await identity.create_api_key(s, user.id, scope="ingest", project=project.id)
             await identity.grant_platform_admin(s, user.id)  # activating configurations needs the role
+            await s.commit()
         signed_in = await console.post(
             "/login", data={"email": email, "password": PASSWORD, "next": "/models"}
         )

@@ -109,6 +109,7 @@ async def test_ingest_needs_a_valid_key_of_the_batchs_project(
                 await identity.add_project_member(s, project.id, user.id)
             key = await identity.create_api_key(s, user.id, scope="ingest", project=mine.id)
             write_key = await identity.create_api_key(s, user.id, scope="write")
+            await s.commit()
         async with serving(ingest) as ingest_url, httpx.AsyncClient(base_url=ingest_url) as client:
             sent = {"X-API-Key": key.key}
 
@@ -226,6 +227,7 @@ async def test_a_flood_of_bad_keys_is_cached_and_rate_limited_per_client(
                 await identity.add_project_member(s, mine.id, user.id)
                 good = await identity.create_api_key(s, user.id, scope="ingest", project=mine.id)
                 write_key = await identity.create_api_key(s, user.id, scope="write")
+                await s.commit()
             async with serving(ingest) as ingest_url, httpx.AsyncClient(base_url=ingest_url) as client:
 
                 async def post(key: str | None, client_ip: str = "198.51.100.7") -> httpx.Response:

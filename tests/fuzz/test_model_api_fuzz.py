@@ -72,6 +72,7 @@ async def _add_user(settings: ModelApiSettings, email: str) -> None:
         async with session_factory(engine)() as s:
             await create_user(s, email, PASSWORD)
             await grant_platform_admin(s, email)  # database configurations need the role
+            await s.commit()
     finally:
         await engine.dispose()
 

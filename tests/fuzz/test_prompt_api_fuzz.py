@@ -74,6 +74,7 @@ async def _make_world(url: str) -> tuple[str, list[str]]:
                 await identity.add_project_member(s, project.id, user.id)
             await identity.grant_tag(s, review.id, user.id)
             key = await identity.create_api_key(s, user.id, scope="write")
+            await s.commit()
         return key.key, [direct.id, review.id]
     finally:
         await engine.dispose()

@@ -100,6 +100,7 @@ async def _seed(db_url: str) -> dict[str, str]:
             carols = await identity.create_api_key(s, carol.id, scope="write")
             revoked = await identity.create_api_key(s, alice.id, scope="write")
             await identity.revoke_api_key(s, revoked.id)
+            await s.commit()
     finally:
         await engine.dispose()
     return {

@@ -33,10 +33,12 @@ class Console:
     async def add_user(self, email: str, password: str = PASSWORD) -> None:
         async with self.sessions() as s:
             await create_user(s, email, password)
+            await s.commit()
 
     async def make_platform_admin(self, email: str | None = None) -> None:
         async with self.sessions() as s:
             await grant_platform_admin(s, email or self.email)
+            await s.commit()
 
 
 def make_settings(db_url: str, nats_url: str, port: int = 0, **extra) -> ModelApiSettings:

@@ -152,6 +152,7 @@ async def world(sessions) -> World:
         legacy = await identity.create_api_key(s, alice.id, legacy=True)
         hosted = await identity.create_api_key(s, alice.id, deployment="hosted")
         carols = await identity.create_api_key(s, carol.id, scope="write")
+        await s.commit()
     return World(
         org,
         direct,

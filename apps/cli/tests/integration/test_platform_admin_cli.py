@@ -57,6 +57,7 @@ def test_stockade_up_demo_user_is_a_platform_admin_and_a_revoke_holds(tmp_path):
         try:
             async with session_factory(engine)() as s:
                 await revoke_platform_admin(s, info.user)
+                await s.commit()
         finally:
             await engine.dispose()
 

@@ -44,4 +44,5 @@ async def test_a_scrypt_hash_is_upgraded_to_argon2id_on_sign_in(sessions):
 async def test_new_users_get_argon2id(sessions):
     async with sessions() as s:
         await create_user(s, "new@example.org", "correct horse battery")
+        await s.commit()
     assert (await _stored(sessions, "new@example.org")).startswith("$argon2id$")

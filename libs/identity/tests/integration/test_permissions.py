@@ -28,6 +28,7 @@ async def world(sessions):
         legacy = await identity.create_api_key(s, alice.id, legacy=True)
         hosted = await identity.create_api_key(s, alice.id, deployment="hosted")
         bobs = await identity.create_api_key(s, bob.id, scope="write")
+        await s.commit()
     return dict(
         org=org,
         alice=alice,
@@ -71,6 +72,7 @@ async def test_revocation_applies_on_the_next_call(sessions, world):
     async with sessions() as s:
         assert await authenticate(s, world["write"].key, ONPREM) is not None
         revoked = await identity.revoke_api_key(s, world["write"].id)
+        await s.commit()
         assert revoked.revoked_at is not None
     async with sessions() as s:
         assert await authenticate(s, world["write"].key, ONPREM) is None
@@ -117,6 +119,7 @@ async def test_publish_matrix(sessions, world):
         review = await project_access(s, world["alice"].id, world["review"].id)
         assert can_publish(w, review).allowed
         await identity.revoke_tag(s, "review-proj", "alice@example.com")
+        await s.commit()
         review = await project_access(s, world["alice"].id, world["review"].id)
         assert not can_publish(w, review).allowed
         bob = await authenticate(s, world["bobs"].key, ONPREM)
@@ -132,6 +135,7 @@ async def test_removal_from_project_or_organisation_applies_at_once(sessions, wo
         await identity.add_project_member(s, world["direct"].id, world["alice"].id)
         assert can_publish(w, await project_access(s, w.owner_id, world["direct"].id)).allowed
         assert await identity.remove_organisation_member(s, "acme", world["alice"].id)
+        await s.commit()
         access = await project_access(s, w.owner_id, world["direct"].id)
         assert not access.organisation_member and not access.project_member
 
@@ -151,4 +155,5 @@ async def test_directory_errors(sessions, world):
         with pytest.raises(identity.NotFoundError):
             await identity.revoke_api_key(s, "000000000000")
         project = await identity.set_project_flow(s, "direct-proj", "manual-review")
+        await s.commit()
         assert project.flow == "manual-review"

@@ -278,6 +278,7 @@ async def member_of_sample_projects(sessions, email: str, projects=SAMPLE_PROJEC
         await s.commit()
         for pid in projects:
             await identity.add_project_member(s, pid, email)
+        await s.commit()
 
 
 async def _signed_in(request, settings, login, unique_name) -> AsyncIterator[httpx.AsyncClient]:
@@ -289,6 +290,7 @@ async def _signed_in(request, settings, login, unique_name) -> AsyncIterator[htt
         async with app.state.service.sessions() as s:
             await create_user(s, email, "correct horse battery staple")
             await grant_platform_admin(s, email)  # to activate the store under test
+            await s.commit()
         await member_of_sample_projects(app.state.service.sessions, email)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
@@ -333,6 +335,7 @@ async def served_runs(
         email = f"{unique_name('user')}@example.org"
         async with app.state.service.sessions() as s:
             await create_user(s, email, "correct horse battery staple")
+            await s.commit()
         await member_of_sample_projects(app.state.service.sessions, email)
         yield ServedRuns(f"http://127.0.0.1:{unused_tcp_port}", email, app=app)
     finally:
@@ -432,6 +435,7 @@ async def prompt_world(
                 keys = {
                     w: (await identity.create_api_key(s, u.id, scope="write")).key for w, u in users.items()
                 }
+                await s.commit()
             async with httpx.AsyncClient(base_url=prompt_url) as api:
 
                 async def post(who: str, path: str, body: dict) -> dict:

@@ -26,6 +26,7 @@ async def test_a_user_of_another_organisation_sees_only_their_projects_runs(
     async with served_runs.app.state.service.sessions() as s:
         await identity.create_user(s, bank_user, served_runs.password)
         await identity.add_project_member(s, "bank", bank_user)  # "shop" and "bulk" are someone else's
+        await s.commit()
     await _sign_in(page, base, bank_user, served_runs.password)
     listed = await page.eval_on_selector_all("tr[data-run-id]", "els => els.map(e => e.dataset.runId)")
     assert listed == ["run-trust"]

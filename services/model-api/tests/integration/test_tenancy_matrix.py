@@ -116,6 +116,7 @@ async def world(
                     r: (await identity.create_api_key(s, u.id, scope="write")).key for r, u in users.items()
                 }
                 spare = await identity.create_api_key(s, users["member_a"].id, scope="read")
+                await s.commit()
             ids = await _publish(prompt_url, keys, pa.id, pb.id)
             now = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
             await store_batches(

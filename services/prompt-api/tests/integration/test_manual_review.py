@@ -26,6 +26,7 @@ async def approve_once_tagged(client, world, sessions, path, decide):
     assert (await client.post(path, headers=w, json=decide)).status_code == 403
     async with sessions() as s:
         await identity.grant_tag(s, world.review.id, world.alice.id)
+        await s.commit()
     events_before = await _events(sessions)
     approved = await client.post(path, headers=w, json=decide)
     assert approved.status_code == 200, approved.text
@@ -37,12 +38,14 @@ async def test_propose_then_approve_publishes_the_next_active_version(client, wo
     w = {"X-API-Key": world.write_key}
     async with sessions() as s:
         await identity.grant_tag(s, world.review.id, world.alice.id)
+        await s.commit()
     first = await client.post(
         PUBLISH, headers=w, json={"project_id": world.review.id, "prompt_name": "greeting", "content": "v1"}
     )
     assert first.status_code == 201
     async with sessions() as s:
         await identity.revoke_tag(s, world.review.id, world.alice.id)
+        await s.commit()
     # without the tag alice cannot publish, but she can propose
     refused = await client.post(
         PUBLISH, headers=w, json={"project_id": world.review.id, "prompt_name": "greeting", "content": "v2"}
@@ -117,9 +120,11 @@ async def test_a_skill_proposal_is_approved_into_the_next_active_version(client,
     assert (await client.post("/skills/active-version", headers=w, json=publish)).status_code == 403
     async with sessions() as s:
         await identity.grant_tag(s, world.review.id, world.alice.id)
+        await s.commit()
     assert (await client.post("/skills/active-version", headers=w, json=publish)).status_code == 201
     async with sessions() as s:
         await identity.revoke_tag(s, world.review.id, world.alice.id)
+        await s.commit()
     files = {"references/levels.md": "# Levels\n", "logo.bin": {"base64": "AAEC"}}
     made = await client.post(
         "/skills/triage/proposals",
@@ -163,6 +168,7 @@ async def test_a_rejection_needs_a_comment_and_publishes_nothing(client, world, 
     assert p["base_version"] is None  # a new one
     async with sessions() as s:
         await identity.grant_tag(s, world.review.id, world.alice.id)
+        await s.commit()
     reject = f"/{noun}-reviews/{p['id']}/reject"
     no_comment = await client.post(reject, headers=w, json={"project_id": world.review.id})
     assert no_comment.status_code == 422

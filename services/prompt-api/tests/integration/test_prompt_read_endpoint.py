@@ -60,6 +60,7 @@ async def test_every_failure_is_the_same_404_byte_for_byte(client, world, sessio
         revoked = await identity.create_api_key(s, world.alice.id, scope="read")
         await identity.revoke_api_key(s, revoked.id)
         ingest = await identity.create_api_key(s, world.alice.id, scope="ingest", project=world.direct.id)
+        await s.commit()
     good = {"api_key": world.write_key, "project_id": world.direct.id, "prompt_name": "greeting"}
     forged_body = "stk_" + world.write_key_id + "B" * 32
     failures = [
@@ -97,6 +98,7 @@ async def test_an_ingest_key_opens_no_prompt_endpoint(client, world, sessions):
     await _publish(client, world.write_key, world.direct.id)
     async with sessions() as s:
         ingest = await identity.create_api_key(s, world.alice.id, scope="ingest", project=world.direct.id)
+        await s.commit()
     headers = {"X-API-Key": ingest.key}
     listing = await client.get("/prompts", params={"project_id": world.direct.id}, headers=headers)
     assert listing.status_code == 401, listing.text
@@ -110,6 +112,7 @@ async def test_revocation_and_leaving_the_organisation_apply_on_the_next_request
     assert (await client.get(PATH, params=params)).status_code == 200
     async with sessions() as s:
         await identity.remove_organisation_member(s, world.org.id, world.carol.id)
+        await s.commit()
     assert (await client.get(PATH, params=params)).status_code == 404
     params["api_key"] = world.read_key
     assert (await client.get(PATH, params=params)).status_code == 200
@@ -117,6 +120,7 @@ async def test_revocation_and_leaving_the_organisation_apply_on_the_next_request
         keys_ = await identity.list_api_keys(s, world.alice.id)
         read_id = next(k.id for k in keys_ if k.scope == "read")
         await identity.revoke_api_key(s, read_id)
+        await s.commit()
     assert (await client.get(PATH, params=params)).status_code == 404
 
 

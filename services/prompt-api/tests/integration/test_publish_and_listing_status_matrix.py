@@ -55,6 +55,7 @@ async def test_listing_401_for_missing_invalid_or_revoked_keys(client, world, se
     async with sessions() as s:
         revoked = await identity.create_api_key(s, world.alice.id, scope="read")
         await identity.revoke_api_key(s, revoked.id)
+        await s.commit()
     params = {"project_id": world.direct.id}
     for headers in (
         {},
@@ -89,6 +90,7 @@ async def test_removal_from_project_applies_to_listing_at_once(client, world, se
     assert (await client.get("/prompts", params=params, headers=headers)).status_code == 200
     async with sessions() as s:
         await identity.remove_project_member(s, world.direct.id, world.alice.id)
+        await s.commit()
     assert (await client.get("/prompts", params=params, headers=headers)).status_code == 403
 
 
@@ -116,6 +118,7 @@ async def test_publish_key_in_query_string_is_401(client, world, sessions):
 async def test_publish_401_for_invalid_or_revoked_key_even_with_a_bad_body(client, world, sessions, endpoint):
     async with sessions() as s:
         await identity.revoke_api_key(s, world.write_key_id)
+        await s.commit()
     for headers in ({}, {"X-API-Key": "nope"}, {"X-API-Key": world.write_key}):
         r = await client.post(endpoint, headers=headers, content=b"{not json")
         assert r.status_code == 401
@@ -157,9 +160,11 @@ async def test_manual_review_needs_the_approver_tag_on_every_request(client, wor
     assert await _counts(sessions) == (0, 0, 0)
     async with sessions() as s:
         await identity.grant_tag(s, world.review.id, world.alice.id)
+        await s.commit()
     assert (await client.post(PUBLISH, headers=headers, json=body(world.review.id))).status_code == 201
     async with sessions() as s:
         await identity.revoke_tag(s, world.review.id, world.alice.id)
+        await s.commit()
     before = await _counts(sessions)
     for _ in range(2):  # retrying does not help (rule 5.1.6)
         assert (
@@ -173,10 +178,12 @@ async def test_revocation_and_leaving_the_project_refuse_the_next_publish(client
     assert (await client.post(PUBLISH, headers=headers, json=body(world.direct.id))).status_code == 201
     async with sessions() as s:
         await identity.remove_project_member(s, world.direct.id, world.alice.id)
+        await s.commit()
     assert (await client.post(PUBLISH, headers=headers, json=body(world.direct.id))).status_code == 403
     async with sessions() as s:
         await identity.add_project_member(s, world.direct.id, world.alice.id)
         await identity.revoke_api_key(s, world.write_key_id)
+        await s.commit()
     assert (await client.post(PUBLISH, headers=headers, json=body(world.direct.id))).status_code == 401
     assert await _counts(sessions) == (1, 1, 1)
 

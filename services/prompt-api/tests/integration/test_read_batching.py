@@ -28,6 +28,7 @@ async def test_concurrent_reads_each_get_their_own_answer(app_factory, world, se
     async with sessions() as s:
         revoked = await identity.create_api_key(s, world.alice.id, scope="read")
         await identity.revoke_api_key(s, revoked.id)
+        await s.commit()
     statements = 0
     real_fetch = asyncpg.connection.Connection.fetch
 
@@ -61,5 +62,6 @@ async def test_concurrent_reads_each_get_their_own_answer(app_factory, world, se
 
     async with sessions() as s:  # revoking the key that just read: the next request, batched, sees it
         await identity.revoke_api_key(s, world.write_key_id)
+        await s.commit()
     answers = await asyncio.gather(*(client.get(PATH, params=params(world.write_key, "a")) for _ in range(8)))
     assert all(r.status_code == 404 and r.content == UNIFORM_404 for r in answers)

@@ -29,6 +29,7 @@ async def test_every_path_does_the_same_work(client, world, sessions, monkeypatc
     async with sessions() as s:
         revoked = await identity.create_api_key(s, world.alice.id, scope="read")
         await identity.revoke_api_key(s, revoked.id)
+        await s.commit()
     _, expired = await console_credential(
         world.alice.id, now=utcnow() - CREDENTIAL_TTL - timedelta(seconds=1)
     )
@@ -104,6 +105,7 @@ async def test_the_statement_opens_content_only_for_a_hit(
     async with sessions() as s:
         revoked = await identity.create_api_key(s, world.alice.id, scope="read")
         await identity.revoke_api_key(s, revoked.id)
+        await s.commit()
     _, expired = await console_credential(
         world.alice.id, now=utcnow() - CREDENTIAL_TTL - timedelta(seconds=1)
     )

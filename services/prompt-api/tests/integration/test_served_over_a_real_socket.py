@@ -38,6 +38,7 @@ async def served(tmp_path, sqlite_template):
         project = await identity.create_project(s, org.id, "p")
         await identity.add_project_member(s, project.id, user.id)
         key = (await identity.create_api_key(s, user.id, scope="write")).key
+        await s.commit()
     await engine.dispose()
     port = free_port()
     env = {

@@ -77,18 +77,22 @@ async def world(client, sessions, console_credential) -> World:
         await identity.add_organisation_member(s, org_a.id, users["out"].id)
         revoked = await identity.create_api_key(s, users["a"].id, scope="write")
         await identity.revoke_api_key(s, revoked.id)
+        await s.commit()  # console_credential writes in a session of its own
+        expired = (await console_credential(users["a"].id, utcnow() - CREDENTIAL_TTL - timedelta(1)))[1]
+        session_a = (await console_credential(users["a"].id))[1]
         keys: dict[str, str | None] = {
             "anonymous": None,
             "revoked": revoked.key,
-            "expired": (await console_credential(users["a"].id, utcnow() - CREDENTIAL_TTL - timedelta(1)))[1],
+            "expired": expired,
             "ingest_a": (await identity.create_api_key(s, users["a"].id, scope="ingest", project=pa.id)).key,
             "member_b": (await identity.create_api_key(s, users["b"].id, scope="write")).key,
             "outsider_a": (await identity.create_api_key(s, users["out"].id, scope="write")).key,
             "reader_a": (await identity.create_api_key(s, users["a"].id, scope="read")).key,
             "member_a": (await identity.create_api_key(s, users["a"].id, scope="write")).key,
-            "session_a": (await console_credential(users["a"].id))[1],
+            "session_a": session_a,
             "approver_a": (await identity.create_api_key(s, users["approver"].id, scope="write")).key,
         }
+        await s.commit()
 
     async def post(who: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
         answer = await client.post(path, json=body, headers={"X-API-Key": keys[who] or ""})

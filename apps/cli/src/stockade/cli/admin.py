@@ -12,7 +12,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -24,7 +24,9 @@ from stockade.cli import revocation
 from stockade.cli.admin_sessions import add_session_commands
 from stockade.cli.dead_letters import app as dead_letters_app
 from stockade.identity.migrate import upgrade
-from stockade.runtime import create_engine, session_factory
+from stockade.model_api.migrate import upgrade as upgrade_with_outbox
+from stockade.runtime.db import create_engine, session_factory
+from stockade.runtime.uow import UnitOfWork
 
 T = TypeVar("T")
 
@@ -71,8 +73,27 @@ def _options(
     ctx.obj = {"db_url": db_url or default_db_url(), "json": as_json}
 
 
-def _run(ctx: typer.Context, action: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    """Migrate (idempotent), then run ``action`` in one session; domain errors exit 1 with a message."""
+def _run(ctx: typer.Context, action: Callable[[AsyncSession], Awaitable[T]], *, events: bool = False) -> T:
+    """Migrate (idempotent), then run ``action`` in one unit of work (``stockade.runtime.uow``): committed when
+    it returns, nothing when it fails; domain errors exit 1 with a message. ``events``: the action records events
+    in model-api's outbox (model-api's relay publishes them), so model-api's tables are migrated too."""
+    url: str = ctx.obj["db_url"]
+    (upgrade_with_outbox if events else upgrade)(url)
+
+    async def go() -> T:
+        engine = create_engine(url)
+        try:
+            async with UnitOfWork(session_factory(engine)) as uow:
+                return await action(uow.session)
+        finally:
+            await engine.dispose()
+
+    return _errors_exit(ctx, go)
+
+
+def _run_own(ctx: typer.Context, action: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """:func:`_run` for the console-session functions of ``stockade.identity.sessions``, which still commit
+    themselves (a sign-in's protocol): the action gets a plain session."""
     url: str = ctx.obj["db_url"]
     upgrade(url)
 
@@ -84,6 +105,10 @@ def _run(ctx: typer.Context, action: Callable[[AsyncSession], Awaitable[T]]) -> 
         finally:
             await engine.dispose()
 
+    return _errors_exit(ctx, go)
+
+
+def _errors_exit(ctx: typer.Context, go: Callable[[], Coroutine[Any, Any, T]]) -> T:
     try:
         return asyncio.run(go())
     except identity.IdentityError as exc:
@@ -276,19 +301,11 @@ def key_list(ctx: typer.Context, user: UserOpt, as_json: JsonOpt = False) -> Non
 
 
 @key_app.command("revoke")
-def key_revoke(
-    ctx: typer.Context,
-    key_id: str,
-    as_json: JsonOpt = False,
-    announce: revocation.AnnounceOpt = True,
-    nats_url: revocation.UrlOpt = None,
-    nats_user: revocation.UserOpt = None,
-    nats_password: revocation.PasswordOpt = None,
-) -> None:
-    """Revoke a key by id; it fails on every endpoint from the next request on (guardrail-ingest: once the
-    announced apikey.revoked.v1 reaches it, else when its key cache expires)."""
-    key = _run(ctx, lambda s: identity.revoke_api_key(s, key_id))
-    announced = announce and revocation.announce_or_warn(key, nats_url, nats_user, nats_password)
+def key_revoke(ctx: typer.Context, key_id: str, as_json: JsonOpt = False) -> None:
+    """Revoke a key by id; it fails on every endpoint from the next request on. Its apikey.revoked.v1 is
+    recorded in the same transaction (model-api's outbox); model-api's relay publishes it, and guardrail-ingest
+    drops the key from its cache when it arrives."""
+    key, announced = _run(ctx, lambda s: revocation.revoke(s, key_id), events=True)
     _emit(
         ctx,
         as_json,
@@ -297,4 +314,4 @@ def key_revoke(
     )
 
 
-add_session_commands(user_app, _run, _emit, JsonOpt)  # user set-password, sign-out (admin_sessions.py)
+add_session_commands(user_app, _run_own, _emit, JsonOpt)  # user set-password, sign-out (admin_sessions.py)

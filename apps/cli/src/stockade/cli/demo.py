@@ -71,11 +71,12 @@ def prepare_database(state_dir: Path, db_url: str) -> DemoInfo | None:
 async def _grant_platform_admin(db_url: str, user: str) -> None:
     from stockade.identity import grant_platform_admin
     from stockade.runtime.db import create_engine, session_factory
+    from stockade.runtime.uow import UnitOfWork
 
     engine = create_engine(db_url)
     try:
-        async with session_factory(engine)() as session:
-            await grant_platform_admin(session, user)
+        async with UnitOfWork(session_factory(engine)) as uow:
+            await grant_platform_admin(uow.session, user)
     finally:
         await engine.dispose()
 
@@ -83,11 +84,13 @@ async def _grant_platform_admin(db_url: str, user: str) -> None:
 async def _demo_ingest_key(db_url: str, info: DemoInfo) -> str:
     from stockade.identity import Scope, create_api_key
     from stockade.runtime.db import create_engine, session_factory
+    from stockade.runtime.uow import UnitOfWork
 
     engine = create_engine(db_url)
     try:
-        async with session_factory(engine)() as session:
-            key = await create_api_key(session, info.user, scope=Scope.INGEST.value, project=info.project_id)
+        async with UnitOfWork(session_factory(engine)) as uow:
+            project = info.project_id
+            key = await create_api_key(uow.session, info.user, scope=Scope.INGEST.value, project=project)
         return key.key
     finally:
         await engine.dispose()

@@ -1,43 +1,26 @@
-"""Announce a key revoked from the command line: ``apikey.revoked.v1``, as model-api's console does.
+"""Revoke a key from the command line: the revocation and its ``apikey.revoked.v1`` in one transaction.
 
-``stockade admin key revoke`` writes the database directly. Without the event, guardrail-ingest would trust a
-cached ingest key until its cache expired, and the revocation would be missing from the audit trail. The event's
-id is derived from the key id and the revocation time, so announcing the same revocation twice stores it once
-(JetStream's duplicate window, and the audit trail's idempotent write).
+``stockade admin key revoke`` writes the database directly, as model-api's console does: the key is revoked
+through ``stockade.identity`` and the event is recorded in model-api's outbox in the same transaction, so one is
+never committed without the other. model-api's outbox relay publishes it (within its ``OUTBOX__INTERVAL_S``; the
+CLI cannot wake a relay in another process); guardrail-ingest then drops the key from its cache, and the audit
+trail records it. The CLI holds no NATS credentials for this. Revoking a revoked key changes nothing and records
+no event. The event's id is derived from the key id and the revocation time (the same revocation is the same
+event wherever it is recorded).
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
 import uuid
 from datetime import datetime
-from typing import Annotated, Any
 
-import typer
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.contracts import ApiKeyRevoked
-from stockade.identity import ApiKeyPublic
-from stockade.runtime.nats import probe_connect
-
-CONNECT_TIMEOUT_S = 3.0
-AnnounceOpt = Annotated[
-    bool,
-    typer.Option(
-        "--announce/--no-announce",
-        help="Publish apikey.revoked.v1 (guardrail-ingest drops a cached ingest key; the audit trail).",
-    ),
-]
-UrlOpt = Annotated[
-    str | None, typer.Option("--nats-url", help="NATS URL (default NATS_URL or stockade up's).")
-]
-UserOpt = Annotated[
-    str | None, typer.Option("--nats-user", help="NATS user allowed to publish it: model-api.")
-]
-PasswordOpt = Annotated[
-    str | None,
-    typer.Option("--nats-password", envvar="STOCKADE_NATS_PASSWORD", help="Password of --nats-user."),
-]
+from stockade.identity import ApiKeyPublic, revoke_api_key
+from stockade.identity.apikeys import find_api_key
+from stockade.model_api.tables import OutboxEvent
+from stockade.runtime.outbox import enqueue
 
 
 def revocation_event(
@@ -49,31 +32,12 @@ def revocation_event(
     )
 
 
-async def announce(url: str, event: ApiKeyRevoked, user: str | None, password: str | None) -> None:
-    """Publish ``event`` to JetStream (stream IDENTITY); raises when NATS or the stream does not answer."""
-    options: dict[str, Any] = {"user": user, "password": password} if user else {}
-    nc = await probe_connect(url, timeout_s=CONNECT_TIMEOUT_S, **options)
-    try:
-        await nc.jetstream().publish(
-            event.subject, event.to_bytes(), headers=event.headers(), timeout=CONNECT_TIMEOUT_S
-        )
-    finally:
-        await nc.close()
-
-
-def announce_or_warn(key: ApiKeyPublic, url: str | None, user: str | None, password: str | None) -> bool:
-    """Announce a revoked key; on failure warn on stderr and return False (the revocation holds)."""
-    if key.revoked_at is None:
-        return False
-    event = revocation_event(key.id, key.owner_id, key.revoked_at, key.project_id)
-    target = url or os.environ.get("NATS_URL") or "nats://127.0.0.1:14222"
-    try:
-        asyncio.run(announce(target, event, user, password))
-    except Exception as exc:
-        typer.echo(
-            f"warning: apikey.revoked.v1 not published ({type(exc).__name__}: {exc}); guardrail-ingest may "
-            "accept this key until its key cache expires (INGEST__KEY_CACHE_S, 15 s)",
-            err=True,
-        )
-        return False
-    return True
+async def revoke(session: AsyncSession, key_id: str) -> tuple[ApiKeyPublic, bool]:
+    """In the caller's unit of work: revoke the key and, if it was active, record its event in model-api's
+    outbox. Returns the key and whether an event was recorded."""
+    was_active = (await find_api_key(session, key_id)).revoked_at is None
+    key = await revoke_api_key(session, key_id)
+    if not was_active or key.revoked_at is None:
+        return key, False
+    enqueue(session, OutboxEvent, revocation_event(key.id, key.owner_id, key.revoked_at, key.project_id))
+    return key, True

@@ -80,7 +80,7 @@ async def create_api_key(
         project_id=project_id,
     )
     session.add(row)
-    await session.commit()
+    await session.flush()
     return ApiKeyCreated(**_public(row).model_dump(), key=generated.plaintext)
 
 
@@ -92,13 +92,24 @@ async def list_api_keys(session: AsyncSession, user: str) -> list[ApiKeyPublic]:
     return [_public(r) for r in rows]
 
 
-async def revoke_api_key(session: AsyncSession, key_id: str) -> ApiKeyPublic:
-    """Revoke by key id (a full key is accepted too). Idempotent; effective on the next request."""
+async def _key_row(session: AsyncSession, key_id: str) -> ApiKey:
     key_id = keys.key_id_of(key_id) or key_id
     row = await session.get(ApiKey, key_id)
     if row is None:
         raise NotFoundError(f"no API key {key_id!r}")
+    return row
+
+
+async def find_api_key(session: AsyncSession, key_id: str) -> ApiKeyPublic:
+    """One key by id (a full key is accepted too); NotFoundError if there is none."""
+    return _public(await _key_row(session, key_id))
+
+
+async def revoke_api_key(session: AsyncSession, key_id: str) -> ApiKeyPublic:
+    """Revoke by key id (a full key is accepted too), in the caller's transaction: effective on the next request
+    once it commits. Idempotent: a revoked key keeps its first ``revoked_at``."""
+    row = await _key_row(session, key_id)
     if row.revoked_at is None:
         row.revoked_at = utcnow()
-        await session.commit()
+        await session.flush()
     return _public(row)

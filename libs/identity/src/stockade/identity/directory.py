@@ -36,18 +36,19 @@ def _name(value: str, what: str) -> str:
     return value
 
 
-async def _commit(session: AsyncSession, conflict: str) -> None:
+async def _add(session: AsyncSession, row: Base, conflict: str) -> None:
+    """Insert ``row`` in the caller's transaction, under a savepoint: a row that exists already is a
+    :class:`ConflictError` and leaves the caller's transaction usable. Never commits."""
     try:
-        await session.commit()
+        async with session.begin_nested():
+            session.add(row)
     except IntegrityError as exc:
-        await session.rollback()
         raise ConflictError(conflict) from exc
 
 
 async def _delete(session: AsyncSession, table: type[Base], **columns: object) -> bool:
-    """Deletes the rows of ``table`` with these column values and commits; whether there was one."""
+    """Deletes the rows of ``table`` with these column values (caller's transaction); whether there was one."""
     result = await session.execute(delete(table).filter_by(**columns))
-    await session.commit()
     return bool(getattr(result, "rowcount", 0))
 
 
@@ -95,8 +96,7 @@ async def find_project(session: AsyncSession, ref: str) -> Project:
 # --- creation ---------------------------------------------------------------------------------------------
 async def create_organisation(session: AsyncSession, name: str) -> OrganisationPublic:
     org = Organisation(name=_name(name, "organisation"))
-    session.add(org)
-    await _commit(session, f"organisation {name!r} exists already")
+    await _add(session, org, f"organisation {name!r} exists already")
     return OrganisationPublic.model_validate(org)
 
 
@@ -107,8 +107,7 @@ async def create_user(session: AsyncSession, email: str, password: str | None = 
     if password is not None and len(password) < MIN_PASSWORD_LENGTH:
         raise InvalidInputError(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
     user = User(email=email, password_hash=await hash_in_worker(password) if password else None)
-    session.add(user)
-    await _commit(session, f"user {email!r} exists already")
+    await _add(session, user, f"user {email!r} exists already")
     return UserPublic.model_validate(user)
 
 
@@ -117,8 +116,7 @@ async def create_project(
 ) -> ProjectPublic:
     org = await find_organisation(session, organisation)
     project = Project(organisation_id=org.id, name=_name(name, "project"), flow=_flow(flow).value)
-    session.add(project)
-    await _commit(session, f"project {name!r} exists already in {org.name!r}")
+    await _add(session, project, f"project {name!r} exists already in {org.name!r}")
     return ProjectPublic.model_validate(project)
 
 
@@ -133,7 +131,7 @@ def _flow(flow: str) -> Flow:
 async def set_project_flow(session: AsyncSession, project: str, flow: str) -> ProjectPublic:
     row = await find_project(session, project)
     row.flow = _flow(flow).value
-    await session.commit()
+    await session.flush()
     return ProjectPublic.model_validate(row)
 
 
@@ -141,8 +139,8 @@ async def set_project_flow(session: AsyncSession, project: str, flow: str) -> Pr
 async def add_organisation_member(session: AsyncSession, organisation: str, user: str) -> None:
     org = await find_organisation(session, organisation)
     usr = await find_user(session, user)
-    session.add(OrganisationMember(organisation_id=org.id, user_id=usr.id))
-    await _commit(session, f"{usr.email} is already a member of {org.name}")
+    member = OrganisationMember(organisation_id=org.id, user_id=usr.id)
+    await _add(session, member, f"{usr.email} is already a member of {org.name}")
 
 
 async def remove_organisation_member(session: AsyncSession, organisation: str, user: str) -> bool:
@@ -158,8 +156,8 @@ async def add_project_member(session: AsyncSession, project: str, user: str) -> 
     in_org = await session.get(OrganisationMember, (proj.organisation_id, usr.id))
     if in_org is None:
         session.add(OrganisationMember(organisation_id=proj.organisation_id, user_id=usr.id))
-    session.add(ProjectMember(project_id=proj.id, user_id=usr.id))
-    await _commit(session, f"{usr.email} is already a member of project {proj.name}")
+    member = ProjectMember(project_id=proj.id, user_id=usr.id)
+    await _add(session, member, f"{usr.email} is already a member of project {proj.name}")
 
 
 async def remove_project_member(session: AsyncSession, project: str, user: str) -> bool:
@@ -180,8 +178,8 @@ async def grant_tag(session: AsyncSession, project: str, user: str, tag: str = A
     usr = await find_user(session, user)
     if await session.get(ProjectTag, (proj.id, usr.id, _tag(tag))) is not None:
         return
-    session.add(ProjectTag(project_id=proj.id, user_id=usr.id, tag=tag))
-    await _commit(session, f"{usr.email} already holds {tag} on {proj.name}")
+    held = ProjectTag(project_id=proj.id, user_id=usr.id, tag=tag)
+    await _add(session, held, f"{usr.email} already holds {tag} on {proj.name}")
 
 
 async def revoke_tag(session: AsyncSession, project: str, user: str, tag: str = APPROVER_TAG) -> bool:

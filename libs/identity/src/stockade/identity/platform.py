@@ -19,23 +19,23 @@ async def is_platform_admin(session: AsyncSession, user_id: str) -> bool:
 
 
 async def grant_platform_admin(session: AsyncSession, user: str) -> bool:
-    """Give ``user`` (id or e-mail) the role; False when they held it already. Commits."""
+    """Give ``user`` (id or e-mail) the role; False when they held it already. The caller commits."""
     row = await find_user(session, user)
     if await is_platform_admin(session, row.id):
         return False
     session.add(PlatformAdmin(user_id=row.id))
-    await session.commit()
+    await session.flush()
     return True
 
 
 async def revoke_platform_admin(session: AsyncSession, user: str) -> bool:
-    """Take the role from ``user`` (id or e-mail); False when they did not hold it. Commits."""
+    """Take the role from ``user`` (id or e-mail); False when they did not hold it. The caller commits."""
     row = await find_user(session, user)
     held = await session.get(PlatformAdmin, row.id)
     if held is None:
         return False
     await session.delete(held)
-    await session.commit()
+    await session.flush()
     return True
 
 

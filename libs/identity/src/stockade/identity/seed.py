@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from stockade.identity import apikeys, directory, platform
 from stockade.identity.models import OrganisationPublic, UserPublic
 from stockade.identity.tables import APPROVER_TAG, Deployment, Flow, Organisation, Scope
+from stockade.runtime.uow import UnitOfWork
 
 DEMO_ORGANISATION = "demo"
 DEMO_USER = "demo@stockade.local"
@@ -31,7 +32,8 @@ class DemoSeed:
 
 async def seed_demo(session_factory: async_sessionmaker[AsyncSession]) -> DemoSeed | None:
     """Create the demo organisation, projects, user, write key and ingest key; None if any organisation exists already."""
-    async with session_factory() as session:
+    async with UnitOfWork(session_factory) as uow:  # all of it or nothing
+        session = uow.session
         if (await session.execute(select(Organisation.id).limit(1))).first() is not None:
             return None
         org = await directory.create_organisation(session, DEMO_ORGANISATION)

@@ -98,6 +98,7 @@ async def test_a_revoked_ingest_keys_event_names_its_project(sessions):
         await identity.add_project_member(s, project.id, user.email)
         ingest = await identity.create_api_key(s, user.id, scope="ingest", project=project.id)
         personal = await identity.create_api_key(s, user.id, scope="write")
+        await s.commit()
         await actions.revoke_own_key(s, None, user.id, ingest.id)
         await actions.revoke_own_key(s, None, user.id, personal.id)
         rows = (await s.execute(select(OutboxEvent))).scalars().all()

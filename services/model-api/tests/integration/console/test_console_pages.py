@@ -48,6 +48,7 @@ async def test_api_keys_page_shows_the_plaintext_once_and_revokes_only_own_keys(
     await console.add_user("someone-else@example.org")
     async with console.sessions() as s:
         theirs = await create_api_key(s, "someone-else@example.org")
+        await s.commit()
     refused = await client.post(f"/api-keys/{theirs.id}/revoke", data={"csrf_token": token})
     assert refused.status_code == 404
     async with console.sessions() as s:
@@ -67,6 +68,7 @@ async def test_an_ingest_key_is_made_for_a_project_of_the_signed_in_user(console
         mine = await create_project(s, org.id, "agents")
         other = await create_project(s, org.id, "elsewhere")
         await add_project_member(s, mine.id, console.email)
+        await s.commit()
     token = await csrf(client)
     page = await client.get("/api-keys")
     assert "Create an ingest key" in page.text

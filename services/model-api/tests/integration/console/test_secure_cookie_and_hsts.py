@@ -18,6 +18,7 @@ async def _sign_in(settings, base_url: str) -> httpx.Response:
     async with app.router.lifespan_context(app):
         async with app.state.service.sessions() as s:
             await create_user(s, "secure@example.org", PASSWORD)
+            await s.commit()
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url=base_url) as client:
             return await client.post("/login", data={"email": "secure@example.org", "password": PASSWORD})

@@ -37,6 +37,7 @@ async def test_secure_attribute_is_configurable(postgres_database, nats_url, set
             from stockade.identity import create_user
 
             await create_user(s, "sec@example.org", PASSWORD)
+            await s.commit()
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
             response = await login(c, "sec@example.org")
     assert "Secure" in response.headers["set-cookie"]

@@ -1,17 +1,15 @@
-"""What the API and the console both do. Each action is one unit of work: it opens the transaction, changes
-the catalogue or the configurations through ``catalogue`` and ``dbconfigs`` (which take the session and never
-commit), records the event in the outbox in the same transaction, commits, then wakes the relay.
+"""What the API and the console both do. Each action is one unit of work (:mod:`stockade.runtime.uow`): it opens
+the transaction, changes the catalogue, the configurations or the keys through ``catalogue``, ``dbconfigs`` and
+``stockade.identity`` (which take the session and never commit), records the event in the outbox in the same
+transaction, commits, then wakes the relay.
 
 The session must not be in a transaction when an action starts (the request's session dependency ends its read).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TypeVar
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.contracts import ApiKeyRevoked, DbConfigActivated, ModelChanged
@@ -21,27 +19,13 @@ from stockade.model_api.catalogue import models as catalogue
 from stockade.model_api.catalogue.models import Upserted
 from stockade.model_api.catalogue.schemas import DbConfigCreate, DbConfigPublic, ModelIn, ModelPublic
 from stockade.model_api.tables import OutboxEvent
-from stockade.runtime.outbox import OutboxRelay, enqueue
-
-T = TypeVar("T")
-
-
-def _wake(relay: OutboxRelay | None) -> None:
-    if relay is not None:
-        relay.wake()
+from stockade.runtime.outbox import OutboxRelay
+from stockade.runtime.uow import UnitOfWork
 
 
-async def _unit_of_work(db: AsyncSession, work: Callable[[], Awaitable[T]], *, attempts: int = 1) -> T:
-    """Run ``work`` in one transaction: committed if it returns, rolled back if it raises. With ``attempts=2``
-    a transaction that lost a race to create the same unique key (``IntegrityError``) runs once more."""
-    for attempt in range(1, attempts + 1):
-        try:
-            async with db.begin():
-                return await work()
-        except IntegrityError:
-            if attempt == attempts:
-                raise
-    raise AssertionError("unreachable")
+def _unit(db: AsyncSession, relay: OutboxRelay | None) -> UnitOfWork:
+    """An action's unit of work: model-api's outbox, its relay woken after the commit."""
+    return UnitOfWork(db, OutboxEvent, relay)
 
 
 def _activated(config: DbConfigPublic, correlation_id: str | None) -> DbConfigActivated:
@@ -64,7 +48,7 @@ async def save_model(
     correlation_id: str | None = None,
     effective_at: datetime | None = None,
 ) -> tuple[DbConfigPublic, Upserted]:
-    async def work() -> tuple[DbConfigPublic, Upserted]:
+    async def work(uow: UnitOfWork) -> tuple[DbConfigPublic, Upserted]:
         config = await dbconfigs.active_config(db)
         saved = await catalogue.upsert_model(
             db, config.id, provider, model, actor=actor, effective_at=effective_at
@@ -77,16 +61,14 @@ async def save_model(
             correlation_id=correlation_id,
             effective_at=effective_at,
         )
-        enqueue(db, OutboxEvent, event)
+        uow.enqueue(event)
         platform_audit.record(
             db, actor, f"model.{saved.change}", f"{provider}/{model.model_id}", db_config=config.id
         )
         return config, saved
 
     # a concurrent create of the same key won: the second attempt finds it and updates it
-    done = await _unit_of_work(db, work, attempts=2)
-    _wake(relay)
-    return done
+    return await _unit(db, relay).run(work, attempts=2)
 
 
 async def remove_model(
@@ -98,7 +80,7 @@ async def remove_model(
     actor: str,
     correlation_id: str | None = None,
 ) -> tuple[DbConfigPublic, ModelPublic]:
-    async def work() -> tuple[DbConfigPublic, ModelPublic]:
+    async def work(uow: UnitOfWork) -> tuple[DbConfigPublic, ModelPublic]:
         config = await dbconfigs.active_config(db)
         gone = await catalogue.delete_model(db, config.id, provider, model_id)
         event = ModelChanged(
@@ -108,13 +90,11 @@ async def remove_model(
             change="deleted",
             correlation_id=correlation_id,
         )
-        enqueue(db, OutboxEvent, event)
+        uow.enqueue(event)
         platform_audit.record(db, actor, "model.deleted", f"{provider}/{model_id}", db_config=config.id)
         return config, gone
 
-    done = await _unit_of_work(db, work)
-    _wake(relay)
-    return done
+    return await _unit(db, relay).run(work)
 
 
 async def create_config(
@@ -127,22 +107,19 @@ async def create_config(
 ) -> DbConfigPublic:
     """Create a configuration and, if ``data.activate``, activate it: one transaction."""
 
-    async def work() -> tuple[DbConfigPublic, bool]:
+    async def work(uow: UnitOfWork) -> DbConfigPublic:
         config = await dbconfigs.create_config(db, data)
         platform_audit.record(
             db, actor, "dbconfig.created", config.id, name=config.name, db_type=config.db_type.value
         )
         if not data.activate:
-            return config, False
+            return config
         activation = await dbconfigs.activate_config(db, config.id)
-        enqueue(db, OutboxEvent, _activated(activation.config, correlation_id))
+        uow.enqueue(_activated(activation.config, correlation_id))
         platform_audit.record(db, actor, "dbconfig.activated", config.id, name=config.name)
-        return activation.config, True
+        return activation.config
 
-    config, activated = await _unit_of_work(db, work)
-    if activated:
-        _wake(relay)
-    return config
+    return await _unit(db, relay).run(work)
 
 
 async def activate(
@@ -155,39 +132,34 @@ async def activate(
 ) -> DbConfigPublic:
     """Make ``config_id`` the active configuration; the event is recorded only when that changes anything."""
 
-    async def work() -> dbconfigs.Activation:
+    async def work(uow: UnitOfWork) -> dbconfigs.Activation:
         activation = await dbconfigs.activate_config(db, config_id)
         if activation.changed:
-            enqueue(db, OutboxEvent, _activated(activation.config, correlation_id))
+            uow.enqueue(_activated(activation.config, correlation_id))
             name = activation.config.name
             platform_audit.record(db, actor, "dbconfig.activated", activation.config.id, name=name)
         return activation
 
-    activation = await _unit_of_work(db, work)
-    if activation.changed:
-        _wake(relay)
+    activation = await _unit(db, relay).run(work)  # the relay is woken only when an event was recorded
     return activation.config
 
 
 async def revoke_own_key(
     db: AsyncSession, relay: OutboxRelay | None, user_id: str, key_id: str
 ) -> ApiKeyPublic:
-    """Revoke one of the user's own keys (another user's key is reported as not found).
+    """Revoke one of the user's own keys (another user's key is reported as not found). The revocation and its
+    ``apikey.revoked.v1`` are one transaction; revoking a revoked key changes nothing and records nothing."""
 
-    stockade.identity commits the revocation itself, so the event is recorded right after, in a second
-    transaction (a crash in between loses only the notification; the revocation holds).
-    """
-    owned = {k.id: k for k in await list_api_keys(db, user_id)}
-    if key_id not in owned:
-        raise NotFoundError(f"you have no API key {key_id!r}")
-    was_active = owned[key_id].revoked_at is None
-    revoked = await revoke_api_key(db, key_id)
-    if was_active:
-        enqueue(
-            db,
-            OutboxEvent,
-            ApiKeyRevoked(key_id=revoked.id, owner_id=revoked.owner_id, project_id=revoked.project_id),
-        )
-        await db.commit()
-        _wake(relay)
-    return revoked
+    async def work(uow: UnitOfWork) -> ApiKeyPublic:
+        owned = {k.id: k for k in await list_api_keys(db, user_id)}
+        if key_id not in owned:
+            raise NotFoundError(f"you have no API key {key_id!r}")
+        was_active = owned[key_id].revoked_at is None
+        revoked = await revoke_api_key(db, key_id)
+        if was_active:
+            uow.enqueue(
+                ApiKeyRevoked(key_id=revoked.id, owner_id=revoked.owner_id, project_id=revoked.project_id)
+            )
+        return revoked
+
+    return await _unit(db, relay).run(work)

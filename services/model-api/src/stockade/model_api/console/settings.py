@@ -22,6 +22,7 @@ from stockade.model_api.catalogue.schemas import DbConfigCreate
 from stockade.model_api.console.pages import render
 from stockade.model_api.deps import AdminPage, DbDep, PageUser, RelayDep, SettingsDep, read_checked_form
 from stockade.model_api.errors import CatalogueError
+from stockade.runtime.uow import UnitOfWork
 
 router = APIRouter()
 
@@ -117,9 +118,10 @@ async def create_key(request: Request, user: PageUser, db: DbDep, settings: Sett
             return await _keys_page(request, user, db, settings, 422, errors=[problem])
         project = mine[0]
     try:
-        created = await create_api_key(
-            db, user.user.id, scope=scope, deployment=settings.deployment.value, project=project
-        )
+        async with UnitOfWork(db) as uow:  # stockade.identity never commits: the key exists once this does
+            created = await create_api_key(
+                uow.session, user.user.id, scope=scope, deployment=settings.deployment.value, project=project
+            )
     except InvalidInputError as exc:
         return await _keys_page(request, user, db, settings, 422, errors=[str(exc)])
     # The plaintext is in this one answer only (no redirect, no caching); it is never shown again.

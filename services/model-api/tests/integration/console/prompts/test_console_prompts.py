@@ -81,6 +81,7 @@ async def test_a_user_of_another_organisation_gets_nothing(prompt_world, postgre
         theirs = await identity.create_project(s, other.id, "theirs")
         user = await identity.create_user(s, email, prompt_world.password)
         await identity.add_project_member(s, theirs.id, user.id)
+        await s.commit()
     async with signed_in(prompt_world, email) as client:
         listed = await client.get("/projects")
         assert re.findall(r'data-project-id="([^"]+)"', listed.text) == [theirs.id]

@@ -190,6 +190,7 @@ async def test_without_guardrail_ingest_the_run_pages_are_a_clear_503(
         email = f"{unique_name('user')}@example.org"
         async with app.state.service.sessions() as s:
             await create_user(s, email, "correct horse battery staple")
+            await s.commit()
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             assert (await login(client, email)).status_code == 303
