@@ -88,7 +88,7 @@ async def test_prompt_api_down_at_start_runs_on_the_disk_copy(world, platform, c
         admin.publish_policy(world.project_id, "agent", STRICT)
     first = platform()  # keeps version 1 on disk
     assert first.policy_ref == PolicyRef(name="agent", version=1)
-    first._platform_client.close()
+    await first.aclose()  # closes its own client and push
     world.server.stop()
     with caplog.at_level(logging.WARNING, logger="stockade.guardrails.platform"):
         system = platform()

@@ -272,7 +272,7 @@ class AsyncStockadeClient:
             self._policy_watchers.told(current)
         if self._push is None:
             return False
-        await self._push.follow_policies(project_id)
+        await self._push.follow_policies(project_id, policy_name)
         return True
 
     def _schedule_policy_refresh(self, project_id: str, policy_name: str) -> None:

@@ -34,9 +34,10 @@ class BackgroundPush:
         if self._on_policy is not None:
             self._loop.run_in_executor(None, self._on_policy, project_id, policy_name)
 
-    def follow_policies(self, project_id: str, timeout_s: float) -> None:
+    def follow_policies(self, project_id: str, policy_name: str, timeout_s: float) -> None:
         """Subscribe to the project's policy events on the push loop (raises if the server refuses)."""
-        future = asyncio.run_coroutine_threadsafe(self._subscription.follow_policies(project_id), self._loop)
+        following = self._subscription.follow_policies(project_id, policy_name)
+        future = asyncio.run_coroutine_threadsafe(following, self._loop)
         future.result(timeout_s + 1)
 
     def start(self, timeout_s: float) -> None:

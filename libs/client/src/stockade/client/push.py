@@ -62,6 +62,7 @@ class PromptPushSubscription:
         self._nc: Any = None
         self._errors: list[str] = []
         self._policy_subjects: set[str] = set()
+        self._followed: set[tuple[str, str]] = set()
 
     async def start(self) -> None:
         url = self._core.settings.push.nats_url
@@ -106,11 +107,15 @@ class PromptPushSubscription:
         self._nc = nc
         self._core.push_active = True
 
-    async def follow_policies(self, project_id: str) -> None:
-        """Subscribe to ``policy.published.v1.<project_id>`` (once); a refused subscription raises
-        :class:`ServerUnavailableError` (deploy/nats grants it per project, like the prompt events)."""
+    async def follow_policies(self, project_id: str, policy_name: str) -> None:
+        """Subscribe to ``policy.published.v1.<project_id>`` (once per project); a refused subscription raises
+        :class:`ServerUnavailableError` (deploy/nats grants it per project, like the prompt events). After a
+        reconnect every followed policy is re-read (``on_policy``): events sent meanwhile were missed."""
         subject = policy_published(project_id) if project_id else POLICY_PUBLISHED_WILDCARD
-        if self._nc is None or subject in self._policy_subjects:
+        if self._nc is None:
+            return
+        self._followed.add((project_id, policy_name))
+        if subject in self._policy_subjects:
             return
         self._errors.clear()
         sub = await self._nc.subscribe(subject, cb=self._on_policy_message)
@@ -156,6 +161,9 @@ class PromptPushSubscription:
     async def _reconnected(self) -> None:
         self._core.cache.invalidate_all()
         self._core.push_active = True
+        if self._on_policy is not None:
+            for project_id, policy_name in sorted(self._followed):
+                self._on_policy(project_id, policy_name)
 
     async def _on_message(self, msg: Any) -> None:
         try:

@@ -263,7 +263,7 @@ class StockadeClient:
             self._policy_watchers.told(current)
         if self._push is None:
             return False
-        self._push.follow_policies(project_id, self._core.settings.push.connect_timeout_s)
+        self._push.follow_policies(project_id, policy_name, self._core.settings.push.connect_timeout_s)
         return True
 
     def _refresh_policy(self, project_id: str, policy_name: str) -> None:

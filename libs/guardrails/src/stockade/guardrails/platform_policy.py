@@ -115,6 +115,7 @@ def from_platform(
         if not _NAME.fullmatch(value):
             raise GuardrailError(f"{value!r} is not a project id or policy name")
     disk = DiskCopy(Path(cache_dir or default_cache_dir()) / project_id / f"{policy_name}.json")
+    owned = client is None
     client = client or _own_client(api_key, settings, project_id)
     try:
         version = client.get_policy(project_id, policy_name)
@@ -140,7 +141,8 @@ def from_platform(
             "at the next start",
             policy_name,
         )
-    system._platform_client = client  # type: ignore[attr-defined]  # kept alive with the system
+    if owned:  # kept alive with the system; aclose() closes it (its push thread)
+        system._platform_client = client  # type: ignore[attr-defined]
     return system
 
 

@@ -239,10 +239,13 @@ class GuardrailSystem:
         await asyncio.gather(*(warm(slot) for slot in self._live.slots))
 
     async def aclose(self) -> None:
-        """Close pooled connections of checks that hold them."""
+        """Close pooled connections of checks that hold them, and from_platform's own client (its push)."""
         for slot in self._live.slots:
             if isinstance(slot.check, Closes):
                 await slot.check.aclose()
+        client = getattr(self, "_platform_client", None)
+        if client is not None:
+            await asyncio.to_thread(client.close)
 
     async def _check(
         self,
