@@ -62,5 +62,5 @@ class PromptApiSettings(ServiceSettings):
         default=True,
         description="After startup, move every object alive then (modules, app, pools) out of the garbage "
         "collector's reach (gc.freeze): full collections then scan only what requests made, instead of "
-        "stalling every request in flight for 90-150 ms (bench/prompt_read.py, README).",
+        "stalling every request in flight while they walk the startup heap (README, 'The read tail').",
     )
