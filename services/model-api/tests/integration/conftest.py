@@ -101,6 +101,10 @@ def sample_batches() -> list[dict]:
             SECRET=1,
         ),
     ]
+    # the agent ran platform policy support v1, then v2 (published mid-run) made the exfiltration block
+    masked = [{**e, "policy_name": "support", "policy_version": "1"} for e in masked[:4]] + [
+        {**masked[4], "policy_name": "support", "policy_version": "2"}
+    ]
     clean = [
         _check("run-clean", 1, t + timedelta(minutes=5), "pii", "allow", 12.0, 0.0, "input"),
         _check("run-clean", 2, t + timedelta(minutes=5, seconds=1), "toxicity", "allow", 40.0, 0.01, "input"),

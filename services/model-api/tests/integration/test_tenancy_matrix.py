@@ -152,7 +152,7 @@ async def world(
                     spare.id,
                     default,
                     table,
-                    extra={"emails": emails},
+                    extra={"emails": emails, "policy_proposal": ids["policy_proposal"]},
                 )
             finally:
                 for client in clients.values():
@@ -194,7 +194,18 @@ async def _publish(prompt_url: str, keys: dict[str, str], pa: str, pb: str) -> d
         skill_proposal = await post(
             "member_a", "/skills/refund-policy/proposals", {"project_id": pa, "skill_md": md}
         )
-    return {"proposal": proposal["id"], "skill_proposal": skill_proposal["id"]}
+        guard = {"project_id": pa, "policy_name": "guard"}
+        for action in ("mask", "block"):  # a guardrail policy with two versions, and a proposal
+            yaml = f"guardrails:\n  checks:\n    pii:\n      default_action: {action}\n"
+            await post("approver_a", "/policies/active-version", {**guard, "yaml": yaml})
+        policy_proposal = await post(
+            "member_a", "/policies/guard/proposals", {"project_id": pa, "yaml": yaml}
+        )
+    return {
+        "proposal": proposal["id"],
+        "skill_proposal": skill_proposal["id"],
+        "policy_proposal": policy_proposal["id"],
+    }
 
 
 # --- the rules ------------------------------------------------------------------------------------------------
@@ -391,6 +402,36 @@ RULES: list[Rule] = [
         "/projects/{project_id}/prompts/{name}/rollback",
         form("/projects/{pa}/prompts/greet/rollback", version="1"),
         {**page(("approver_a",), 303), "member_a": 403},  # Manual review: publishing needs the tag
+    ),
+]
+
+
+# guardrail policies (issue 31): as prompts, members read, prompt-api decides every write
+def _policy_decision(w: World, role: str) -> dict[str, Any]:
+    probe = form("/projects/{pa}/policy-reviews/X/reject", comment="not now")(w, role)
+    return {**probe, "url": probe["url"].replace("/X/", f"/{w.extra['policy_proposal']}/")}
+
+
+RULES += [
+    Rule("GET", "/projects/{project_id}/policies", url("/projects/{pa}/policies"), page(A_MEMBERS)),
+    Rule("GET", "/projects/{project_id}/policies", url("/projects/{pb}/policies"), page(("member_b",))),
+    Rule(
+        "GET", "/projects/{project_id}/policies/{name}", url("/projects/{pa}/policies/guard"), page(A_MEMBERS)
+    ),
+    Rule(
+        "GET", "/projects/{project_id}/policy-reviews", url("/projects/{pa}/policy-reviews"), page(A_MEMBERS)
+    ),
+    Rule(
+        "POST",
+        "/projects/{project_id}/policies/{name}/rollback",
+        form("/projects/{pa}/policies/guard/rollback", version="1"),
+        {**page(("approver_a",), 303), "member_a": 403},  # Manual review: publishing needs the tag
+    ),
+    Rule(
+        "POST",
+        "/projects/{project_id}/policy-reviews/{proposal_id}/{verdict}",
+        _policy_decision,
+        {**page(("approver_a",), 303), "member_a": 403},
     ),
 ]
 

@@ -96,6 +96,11 @@ class RunDetail(ContractModel):
     def offset_ms(self, event: RunEvent) -> float:
         return (event.occurred_at - self.first_at).total_seconds() * 1000
 
+    @property
+    def policies(self) -> list[str]:
+        """The platform policy versions that made the run's events, in the order they first appear."""
+        return list(dict.fromkeys(e.policy for e in self.events if e.policy is not None))
+
 
 class Overview(ContractModel):
     bucket_s: int

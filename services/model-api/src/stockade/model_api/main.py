@@ -21,6 +21,8 @@ from stockade.model_api.console import auth
 from stockade.model_api.console import models as model_pages
 from stockade.model_api.console import settings as settings_pages
 from stockade.model_api.console.pages import STATIC_DIR, TEMPLATES
+from stockade.model_api.console.policies import pages as policy_pages
+from stockade.model_api.console.policies import reviews as policy_review_pages
 from stockade.model_api.console.prompts import pages as prompt_pages
 from stockade.model_api.console.prompts import reviews as review_pages
 from stockade.model_api.console.prompts.shared import ShowInstead
@@ -95,6 +97,8 @@ def create_app(settings: ModelApiSettings | None = None) -> FastAPI:
         run_pages,
         prompt_pages,
         review_pages,
+        policy_pages,
+        policy_review_pages,
     ):
         app.include_router(module.router)
     return app

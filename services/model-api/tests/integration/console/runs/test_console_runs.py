@@ -105,6 +105,9 @@ async def test_run_page_shows_the_timeline_without_raw_values(runs_client):
     assert "EMAIL_ADDRESS × 2" in page.text and "PERSON × 1" in page.text and "SECRET × 1" in page.text
     assert "21.5" in page.text and "0.93" in page.text and "950.0" in page.text  # took, score, +ms
     assert "greeting" in page.text and "team=care" in page.text and "prod" in page.text
+    # which platform policy version made each decision: v2 was published before the exfiltration block
+    assert re.findall(r'<td data-policy="([^"]*)">', page.text) == ["support v1"] * 4 + ["support v2"]
+    assert 'href="/projects/shop/policies/support?from=1&amp;to=2"' in page.text
     trust = await runs_client.get("/run/run-trust")
     assert "below the floor trusted" in trust.text and "verify_message" in trust.text
     missing = await runs_client.get("/run/no-such-run")
@@ -127,7 +130,10 @@ async def test_export_csv_and_json_hold_the_filtered_events(runs_client):
         exfil["action"] == "block"
         and exfil["duration_ms"] == "3.25"
         and '"SECRET": 1' in exfil["finding_types"]
+        and (exfil["policy_name"], exfil["policy_version"]) == ("support", "2")
     )
+    clean = next(r for r in rows if r["run_id"] == "run-clean")
+    assert (clean["policy_name"], clean["policy_version"]) == ("", "")  # a local configuration's event
     as_json = (await runs_client.get("/runs/export.json", params={"check": "pii", "action": "mask"})).json()
     names = sorted((e["run_id"], e["kind"]) for e in as_json["events"])
     assert ("run-masked", "check") in names and ("run-masked", "pii_audit") in names

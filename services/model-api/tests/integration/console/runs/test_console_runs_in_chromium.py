@@ -129,6 +129,11 @@ async def test_keyboard_only_from_filters_to_a_run_and_its_timeline(served_runs,
     ]
     exfil = await timeline.locator('tr[data-name="exfiltration"]').text_content()
     assert "block" in exfil and "3.2" in exfil and "SECRET × 1" in exfil
+    # the platform policy version behind each decision, linked to that version's diff on the policy page
+    policies = page.get_by_test_id("run-policies").locator(".tag")
+    assert await policies.all_text_contents() == ["support v1", "support v2"]
+    block_policy = timeline.locator('tr[data-name="exfiltration"]').get_by_role("link", name="support v2")
+    assert await block_policy.get_attribute("href") == "/projects/shop/policies/support?from=1&to=2"
     focus_ring = await page.evaluate(
         "(() => { const a = document.querySelector('main a'); a.focus(); return getComputedStyle(a).outlineStyle; })()"
     )

@@ -1,0 +1,1 @@
+"""Console pages of guardrail policies (issue 31)."""
