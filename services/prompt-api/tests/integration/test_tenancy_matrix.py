@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from stockade import identity
-from stockade.identity.db_types import utcnow
 from stockade.identity.session_keys import CREDENTIAL_TTL
 from stockade.prompt_api.main import create_app
+from stockade.identity.db_types import utcnow
 from stockade.testing.asgi import routes_of
 
 ROLES = (
@@ -44,6 +44,7 @@ NOT_MEMBERS = ("member_b", "outsider_a")
 MEMBERS = ("reader_a", "member_a", "session_a", "approver_a")
 WRITERS = ("member_a", "session_a", "approver_a")
 
+POLICY = "guardrails:\n  checks:\n    pii:\n      enabled: true\n"
 SKILL_MD = """---
 name: {name}
 description: How to answer.
@@ -112,7 +113,13 @@ async def world(client, sessions, console_credential) -> World:
             "files": {"references/a.md": "A\n"},
         }
         await post("approver_a", "/skills/active-version", skill)
+    await post(
+        "approver_a", "/policies/active-version", {"project_id": pa.id, "policy_name": "p", "yaml": POLICY}
+    )
     proposals = {}
+    for verdict in ("approve", "reject"):
+        made = await post("member_a", "/policies/p/proposals", {"project_id": pa.id, "yaml": POLICY})
+        proposals[f"policy-{verdict}"] = made["id"]
     for verdict, name in (("approve", "greet"), ("reject", "bye")):
         made = await post("member_a", f"/prompts/{name}/proposals", {"project_id": pa.id, "content": "new"})
         proposals[f"prompt-{verdict}"] = made["id"]
@@ -180,6 +187,11 @@ def post(path: str, make: Callable[[World, str], dict[str, Any]]) -> Probe:
     return probe
 
 
+def policy_read(w: World, role: str) -> dict[str, Any]:
+    params = {"project_id": w.pa, "policy_name": "p"}
+    return {"url": "/policies/active-version", "params": params, "headers": _headers(w, role)}
+
+
 def read_query(w: World, role: str) -> dict[str, Any]:
     params = {"project_id": w.pa, "prompt_name": "greet"}
     key = w.keys[role]
@@ -227,6 +239,51 @@ RULES: list[Rule] = [
         "/prompts/{prompt_name}/proposals",
         post("/prompts/greet/proposals", lambda w, r: {"project_id": w.pa, "content": f"idea of {r}"}),
         proposing(),
+    ),
+    # guardrail policies (the prompt rules, row for row)
+    Rule("GET", "/policies/active-version", policy_read, uniform_read()),
+    Rule("GET", "/policies", get("/policies", project_id="{pa}"), listing()),
+    Rule(
+        "GET", "/policies/{policy_name}/versions", get("/policies/p/versions", project_id="{pa}"), listing()
+    ),
+    Rule(
+        "POST",
+        "/policies/active-version",
+        post(
+            "/policies/active-version", lambda w, r: {"project_id": w.pa, "policy_name": "p", "yaml": POLICY}
+        ),
+        publishing(),
+    ),
+    Rule(
+        "POST",
+        "/policies/{policy_name}/rollback",
+        post("/policies/p/rollback", lambda w, r: {"project_id": w.pa, "version": 1}),
+        publishing(),
+    ),
+    Rule(
+        "POST",
+        "/policies/{policy_name}/proposals",
+        post("/policies/p/proposals", lambda w, r: {"project_id": w.pa, "yaml": f"# {r}\n{POLICY}"}),
+        proposing(),
+    ),
+    Rule("GET", "/policy-reviews", get("/policy-reviews", project_id="{pa}"), listing()),
+    Rule(
+        "GET",
+        "/policy-reviews/{proposal_id}",
+        get("/policy-reviews/{policy-approve}", project_id="{pa}"),
+        listing(),
+    ),
+    Rule(
+        "POST",
+        "/policy-reviews/{proposal_id}/approve",
+        post("/policy-reviews/{policy-approve}/approve", decision()),
+        publishing(200),
+    ),
+    Rule(
+        "POST",
+        "/policy-reviews/{proposal_id}/reject",
+        post("/policy-reviews/{policy-reject}/reject", decision("no")),
+        publishing(200),
     ),
     # skills
     Rule("GET", "/skills", get("/skills", project_id="{pa}"), listing()),
