@@ -423,6 +423,15 @@ RULES += [
     ),
     Rule(
         "POST",
+        "/projects/{project_id}/policies/{name}/publish",
+        form(
+            "/projects/{pa}/policies/guard/publish",
+            yaml="guardrails:\n  checks:\n    pii:\n      default_action: block\n",
+        ),
+        {**page(("approver_a",), 303), "member_a": 403},  # Manual review: publishing needs the tag
+    ),
+    Rule(
+        "POST",
         "/projects/{project_id}/policies/{name}/rollback",
         form("/projects/{pa}/policies/guard/rollback", version="1"),
         {**page(("approver_a",), 303), "member_a": 403},  # Manual review: publishing needs the tag

@@ -74,6 +74,20 @@ async def test_list_versions_diff_and_rollback(prompt_world, browser_page):
     assert "active" in await page.locator('tr[data-version="3"]').text_content()
     assert await active_yaml(world, world.shop, "support-bot") == (3, MASKING)  # what agents now load
 
+    # the editor: an invalid policy is refused with its key path and the text kept; a stricter one published
+    editor = page.get_by_label("Policy YAML")
+    assert await editor.input_value() == MASKING  # the active version, to edit
+    await editor.fill(MASKING.replace("mask", "explode"))
+    await page.get_by_role("button", name="Publish as a new version").click()
+    assert "guardrails.checks.pii.default_action" in await page.get_by_role("alert").text_content()
+    assert "explode" in await page.get_by_label("Policy YAML").input_value()
+    await page.get_by_label("Policy YAML").fill(BLOCKING_TOXIC)
+    await page.get_by_label("Commit message").fill("stricter")
+    await page.get_by_role("button", name="Publish as a new version").click()
+    await page.wait_for_url(lambda url: "done=published" in url)
+    assert "Version 4 is active" in await page.get_by_role("status").text_content()
+    assert await active_yaml(world, world.shop, "support-bot") == (4, BLOCKING_TOXIC)
+
 
 async def test_the_policy_review_queue_binds_as_for_prompts(prompt_world, browser_page):
     world, page = prompt_world, browser_page
@@ -82,15 +96,17 @@ async def test_the_policy_review_queue_binds_as_for_prompts(prompt_world, browse
     stricter = await post(
         world, "author", propose, {"project_id": world.legal, "yaml": BLOCKING, "commit_message": "stricter"}
     )
-    other = await post(
-        world,
-        "author",
-        propose,
-        {"project_id": world.legal, "yaml": BLOCKING_TOXIC, "commit_message": "other"},
-    )
 
-    # the author, without the approver tag: sees the queue, prompt-api refuses the approval
-    await sign_in(page, world, world.author, f"/projects/{world.legal}/policies")
+    # the author, without the approver tag: proposes from the editor, prompt-api refuses an approval
+    await sign_in(page, world, world.author, f"/projects/{world.legal}/policies/legal-bot")
+    await page.get_by_label("Policy YAML").fill(BLOCKING_TOXIC)
+    await page.get_by_label("Commit message").fill("other")
+    await page.get_by_role("button", name="Propose for review").click()
+    await page.wait_for_url(f"{world.base_url}/projects/{world.legal}/policy-reviews")
+    cards = page.locator("section[data-proposal-id]")
+    ids = await cards.evaluate_all("s => s.map(e => e.dataset.proposalId)")
+    other = {"id": next(i for i in ids if i != stricter["id"])}
+    await page.goto(f"{world.base_url}/projects/{world.legal}/policies")
     assert "2 pending" in await page.get_by_test_id("policy-review-link").text_content()
     await page.get_by_test_id("policy-review-link").click()
     card = page.locator(f'section[data-proposal-id="{stricter["id"]}"]')

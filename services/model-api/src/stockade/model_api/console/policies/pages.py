@@ -110,9 +110,25 @@ async def policy_page(
     request: Request, project_id: str, name: str, user: PageUser, db: DbDep, api: PolicyClientDep
 ) -> Response:
     project = await open_policies(request, user, db, project_id, name, missing="no such policy")
+    return await _policy_view(request, user, db, api, project, name)
+
+
+async def _policy_view(
+    request: Request,
+    user: PageUser,
+    db: DbDep,
+    api: AsyncStockadeClient,
+    project: dict[str, Any],
+    name: str,
+    *,
+    draft: str | None = None,
+    errors: list[str] | None = None,
+) -> Response:
+    """The policy's page: versions, the diff, rollback, and the editor (``draft``: text refused, shown again
+    with prompt-api's ``errors``, 422)."""
     try:
-        versions = [_version_row(v) for v in await api.policy_versions(project_id, name)]
-        listed = await api.list_policies(project_id)
+        versions = [_version_row(v) for v in await api.policy_versions(project["id"], name)]
+        listed = await api.list_policies(project["id"])
     except StockadeClientError as exc:
         shown(request, user, exc, project)
     active = next((p.active_version for p in listed if p.policy_name == name), None)
@@ -122,10 +138,12 @@ async def policy_page(
     if old is not None and new is not None:
         diff = await diff_off_loop(by_number[old]["yaml"], by_number[new]["yaml"])
     who = await project_directory.emails(db, {v["published_by"] for v in versions})
+    current = by_number[active]["yaml"] if active in by_number else ""
     return render(
         request,
         "policy.html",
         user,
+        422 if errors else 200,
         active="prompts",
         project=project,
         name=name,
@@ -135,7 +153,42 @@ async def policy_page(
         diff_from=old,
         diff_to=new,
         who=who,
+        draft=current if draft is None else draft,
+        errors=errors or [],
         notice=_notice(request),
+    )
+
+
+@router.post("/projects/{project_id}/policies/{name}/publish")
+async def publish_policy(
+    request: Request,
+    project_id: str,
+    name: str,
+    user: PageUser,
+    db: DbDep,
+    settings: SettingsDep,
+    api: PolicyClientDep,
+) -> Response:
+    """The editor: publish the text as the next active version, or propose it (Manual review)."""
+    form = await read_checked_form(request, settings)
+    project = await open_policies(request, user, db, project_id, name, missing="no such policy")
+    text = form.get("yaml").replace("\r\n", "\n")  # a browser sends a textarea with CRLF line ends
+    message = form.get("commit_message").strip() or None
+    propose = form.get("action") == "propose"
+    try:
+        if propose:
+            await api.propose_policy(project_id, name, text, message)
+        else:
+            published = await api.publish_policy(project_id, name, text, message)
+    except StockadeClientError as exc:
+        if exc.status_code not in (413, 422):
+            shown(request, user, exc, project)
+        return await _policy_view(request, user, db, api, project, name, draft=text, errors=[exc.message])
+    if propose:
+        return RedirectResponse(f"/projects/{project_id}/policy-reviews", status_code=303)
+    done = {"done": "published", "version": str(published.version)}
+    return RedirectResponse(
+        f"/projects/{project_id}/policies/{name}?{httpx.QueryParams(done)}", status_code=303
     )
 
 
@@ -168,9 +221,13 @@ async def rollback_policy(
 
 
 def _notice(request: Request) -> str | None:
-    """The notice after a rollback, composed from checked numbers (never text taken from the URL)."""
+    """The notice after a publish or a rollback, composed from checked numbers (never text taken from the URL)."""
     q = request.query_params
     version, source = q.get("version", ""), q.get("source", "")
-    if q.get("done") != "rollback" or not version.isdigit() or not source.isdigit():
+    if not version.isdigit():
+        return None
+    if q.get("done") == "published":
+        return f"Version {version} is active. Agents on this policy pick it up now."
+    if q.get("done") != "rollback" or not source.isdigit():
         return None
     return f"Version {version} is active: the policy of version {source}. Agents on it pick it up now."
