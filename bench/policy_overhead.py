@@ -28,8 +28,8 @@ import time
 from collections.abc import Awaitable, Callable
 
 from stockade.guardrails.events import ListRecorder
-from stockade.guardrails.llm.messages import ChatMessage, ChatRequest, ToolDefinition
 from stockade.guardrails.llm.rails import LLMRails
+from stockade.guardrails.messages import ChatMessage, ChatRequest, ToolDefinition
 from stockade.guardrails.policies import Approval, PoliciesConfig, PolicyEngine
 from stockade.guardrails.system import GuardrailSystem
 from stockade.guardrails.testing import FakeModelProvider

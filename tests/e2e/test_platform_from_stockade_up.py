@@ -237,7 +237,7 @@ async def step_prompt_push(p: Platform, key: str, project: str) -> None:
 async def step_price_change(console: httpx.AsyncClient, catalogue: Any) -> Any:
     """Returns the agent's LLMRails (its catalogue client stays subscribed for the next step)."""
     from stockade.guardrails import LLMRails
-    from stockade.guardrails.llm.messages import ModelResponse, TokenUsage
+    from stockade.guardrails.messages import ModelResponse, TokenUsage
     from stockade.guardrails.system import GuardrailSystem
     from stockade.guardrails.testing import FakeModelProvider
 

@@ -6,7 +6,7 @@
 - the guardrails library and the client import, among our packages, only ``stockade.contracts``, apart from the
   exceptions listed below with their reasons;
 - no cycle between the sibling subpackages of a package (model-api's ``catalogue/`` and ``console/``, the
-  guardrails ``checks/``, ``llm/``, ``trust/`` ...), apart from the pending ones listed below. A package's own
+  guardrails ``checks/``, ``llm/``, ``trust/`` ...). A package's own
   top-level modules (model-api's ``main.py`` and ``deps.py``) are what its rooms share and compose, so an import
   through them is not an edge between rooms; ``test_module_shape`` still forbids any cycle among modules.
 """
@@ -46,16 +46,6 @@ ALLOWED_BEYOND_CONTRACTS: dict[tuple[str, str], str] = {
         "client",
     ): "GuardrailSystem.from_platform reads the published guardrail policy through the "
     "prompt-api client (ETag cache, push refresh) instead of a second HTTP client",
-}
-
-# Cycles between sibling subpackages waiting to be broken: (package, frozenset of the subpackages). An entry goes
-# once its cycle is gone (test_pending_cycles_are_still_pending says when); none may be added.
-PENDING_CYCLES: dict[tuple[str, frozenset[str]], str] = {
-    (
-        "stockade.guardrails",
-        frozenset({"llm", "policies"}),
-    ): "policies reads the message types of llm.messages "
-    "and llm runs the policies engine: the shared message types are to move to a neutral module",
 }
 
 
@@ -133,19 +123,10 @@ def test_every_allowed_exception_is_still_needed():
 
 def test_no_cycle_between_sibling_subpackages():
     found = modules(SRC_TREES)
-    new = [
-        f"{parent}: {' -> '.join(cycle)}"
-        for parent, cycle in sibling_cycles(import_graph(found), found)
-        if (parent, frozenset(cycle)) not in PENDING_CYCLES
+    found_cycles = [
+        f"{parent}: {' -> '.join(cycle)}" for parent, cycle in sibling_cycles(import_graph(found), found)
     ]
-    assert not new, "cycles between sibling subpackages:\n" + "\n".join(new)
-
-
-def test_pending_cycles_are_still_pending():
-    found = modules(SRC_TREES)
-    now = {(parent, frozenset(cycle)) for parent, cycle in sibling_cycles(import_graph(found), found)}
-    gone = [f"{parent}: {sorted(subs)}" for parent, subs in PENDING_CYCLES if (parent, subs) not in now]
-    assert not gone, f"remove from PENDING_CYCLES: {gone}"
+    assert not found_cycles, "cycles between sibling subpackages:\n" + "\n".join(found_cycles)
 
 
 def test_the_layer_check_sees_a_library_importing_a_service(tmp_path):

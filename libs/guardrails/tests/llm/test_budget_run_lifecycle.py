@@ -10,8 +10,8 @@ import tracemalloc
 import pytest
 
 from stockade.guardrails import Action
-from stockade.guardrails.llm.messages import ChatMessage, ChatRequest, ModelResponse, TokenUsage
 from stockade.guardrails.llm.rails import LLMRails
+from stockade.guardrails.messages import ChatMessage, ChatRequest, ModelResponse, TokenUsage
 from stockade.guardrails.policies import TokenBudget, TokenBudgetConfig
 from stockade.guardrails.system import GuardrailSystem
 from stockade.guardrails.testing import FakeModelProvider

@@ -8,9 +8,9 @@ import pytest
 
 from stockade.guardrails import Action
 from stockade.guardrails.events import EventKind
-from stockade.guardrails.llm.messages import ModelResponse, TokenUsage
 from stockade.guardrails.llm.providers.base import ModelProviderError
 from stockade.guardrails.llm.rails import LLMRails
+from stockade.guardrails.messages import ModelResponse, TokenUsage
 from stockade.guardrails.system import GuardrailSystem
 from stockade.guardrails.testing import FakeClassifier, FakeModelProvider, InMemoryRecorder
 
@@ -178,7 +178,7 @@ async def test_request_quota_counted_by_generate_when_asked(system: GuardrailSys
 
 
 async def test_tool_calls_are_returned_for_authorization(system: GuardrailSystem) -> None:
-    from stockade.guardrails.llm.messages import ToolCall
+    from stockade.guardrails.messages import ToolCall
 
     call = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
     ok = ModelResponse(text="checking", tool_calls=[call])

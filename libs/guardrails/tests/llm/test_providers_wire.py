@@ -13,9 +13,9 @@ import pytest
 
 from stockade.guardrails.events import EventKind
 from stockade.guardrails.llm.config import ModelConfig
-from stockade.guardrails.llm.messages import ChatRequest, ToolDefinition
 from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
 from stockade.guardrails.llm.rails import LLMRails
+from stockade.guardrails.messages import ChatRequest, ToolDefinition
 from stockade.guardrails.system import GuardrailSystem
 from stockade.guardrails.testing import InMemoryRecorder
 

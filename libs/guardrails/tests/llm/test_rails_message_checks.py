@@ -12,8 +12,8 @@ from stockade.guardrails import Action, GuardrailSystem
 from stockade.guardrails.checks.config import Stage
 from stockade.guardrails.events import EventKind
 from stockade.guardrails.llm.checked_memory import CheckedMessages
-from stockade.guardrails.llm.messages import ChatMessage
 from stockade.guardrails.llm.rails import LLMRails
+from stockade.guardrails.messages import ChatMessage
 from stockade.guardrails.testing import FakeClassifier, FakeModelProvider, InMemoryRecorder
 
 NO_BUILTIN_CHECKS = {name: {"enabled": False} for name in ("pii", "exfiltration", "classification")}

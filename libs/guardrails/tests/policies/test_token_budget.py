@@ -6,7 +6,7 @@ import pytest
 
 from stockade.guardrails import Action
 from stockade.guardrails.events import EventKind, ListRecorder
-from stockade.guardrails.llm.messages import ChatMessage, ChatRequest, ToolDefinition
+from stockade.guardrails.messages import ChatMessage, ChatRequest, ToolDefinition
 from stockade.guardrails.policies import (
     ApproximateTokenCounter,
     PoliciesConfig,

@@ -20,7 +20,11 @@ from stockade.guardrails.errors import (
 from stockade.guardrails.llm.checked_memory import CheckedMessages
 from stockade.guardrails.llm.config import ModelConfig
 from stockade.guardrails.llm.message_checks import MessageCheck
-from stockade.guardrails.llm.messages import (
+from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
+from stockade.guardrails.llm.rails import LLMRails
+from stockade.guardrails.llm.rails_stream import RailsStream
+from stockade.guardrails.llm.result import GenerationResult
+from stockade.guardrails.messages import (
     ChatMessage,
     ChatRequest,
     ModelResponse,
@@ -28,10 +32,6 @@ from stockade.guardrails.llm.messages import (
     ToolCall,
     ToolDefinition,
 )
-from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
-from stockade.guardrails.llm.rails import LLMRails
-from stockade.guardrails.llm.rails_stream import RailsStream
-from stockade.guardrails.llm.result import GenerationResult
 from stockade.guardrails.policies import (
     AgentHooks,
     Approval,

@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.config import Stage
 from stockade.guardrails.events import EventKind, GuardrailEvent, ListRecorder
-from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage
 from stockade.guardrails.llm.providers.base import StreamChunk
+from stockade.guardrails.messages import ChatRequest, ModelResponse, TokenUsage
 from stockade.guardrails.verdict import Action, CheckResult, Finding
 
 # --- content checks -------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from stockade.contracts import subjects
 from stockade.contracts.nats_sync import sync_with_server
 from stockade.guardrails import LLMRails
 from stockade.guardrails.llm.catalogue import CatalogueClient
-from stockade.guardrails.llm.messages import ModelResponse, TokenUsage
+from stockade.guardrails.messages import ModelResponse, TokenUsage
 from stockade.guardrails.system import GuardrailSystem
 from stockade.guardrails.testing import FakeModelProvider
 

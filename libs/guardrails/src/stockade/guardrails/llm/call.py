@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from stockade.guardrails.llm.messages import ChatMessage, ChatRequest, ToolDefinition
+from stockade.guardrails.messages import ChatMessage, ChatRequest, ToolDefinition
 
 Prompt = str | Sequence[ChatMessage | dict[str, Any]] | ChatRequest
 """A user message, a list of messages (objects or dicts), or a whole request (its options then ignored)."""

@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from stockade.guardrails.llm.messages import ChatMessage
+from stockade.guardrails.messages import ChatMessage
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The content part of LLMRails' input rails: every message of a request that is new is checked.
 
 - A ``user`` message is checked with ``check_input``.
-- External content, a message whose :attr:`~stockade.guardrails.llm.messages.ChatMessage.context_source` is set
+- External content, a message whose :attr:`~stockade.guardrails.messages.ChatMessage.context_source` is set
   (role ``tool``, or any message with ``source``), is checked with ``check_context(source=...)``.
 - ``system`` and ``assistant`` messages without a source are not checked: the system prompt is the
   application's, and assistant turns are the model's own replies (output rails checked them when they came
@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from stockade.guardrails.events import EventRecorder
 from stockade.guardrails.llm.checked_memory import CheckedMessages
-from stockade.guardrails.llm.messages import ChatRequest
+from stockade.guardrails.messages import ChatRequest
 from stockade.guardrails.verdict import Action, Verdict
 
 

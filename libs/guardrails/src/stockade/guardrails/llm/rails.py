@@ -34,10 +34,10 @@ from stockade.guardrails.llm.catalogue import CatalogueClient
 from stockade.guardrails.llm.checked_memory import CheckedMessages
 from stockade.guardrails.llm.config import ModelConfig
 from stockade.guardrails.llm.message_checks import ContentRails
-from stockade.guardrails.llm.messages import ChatMessage, ChatRequest, ToolDefinition
 from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
 from stockade.guardrails.llm.rails_stream import RailsStream
 from stockade.guardrails.llm.result import GenerationResult
+from stockade.guardrails.messages import ChatMessage, ChatRequest, ToolDefinition
 from stockade.guardrails.policies.engine import PolicyEngine
 from stockade.guardrails.storage.hook import GuardrailsStorageHook
 from stockade.guardrails.storage.result import FlushResult

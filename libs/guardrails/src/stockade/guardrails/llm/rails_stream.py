@@ -10,9 +10,9 @@ from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.llm import steps
 from stockade.guardrails.llm.call import Call
 from stockade.guardrails.llm.held_back import HeldBackWindow
-from stockade.guardrails.llm.messages import TokenUsage
 from stockade.guardrails.llm.providers.base import StreamChunk
 from stockade.guardrails.llm.result import GenerationResult
+from stockade.guardrails.messages import TokenUsage
 from stockade.guardrails.verdict import Action, Verdict
 
 

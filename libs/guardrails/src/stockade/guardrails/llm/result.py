@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from stockade.guardrails.llm.message_checks import MessageCheck
-from stockade.guardrails.llm.messages import TokenUsage, ToolCall
+from stockade.guardrails.messages import TokenUsage, ToolCall
 from stockade.guardrails.verdict import Action, Verdict
 
 

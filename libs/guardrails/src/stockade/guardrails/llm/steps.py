@@ -18,9 +18,9 @@ from stockade.guardrails.llm.catalogue import CatalogueClient
 from stockade.guardrails.llm.checked_memory import CheckedMessages
 from stockade.guardrails.llm.config import ModelConfig
 from stockade.guardrails.llm.message_checks import ContentRails, check_messages
-from stockade.guardrails.llm.messages import ChatRequest, TokenUsage, estimate_cost
 from stockade.guardrails.llm.providers import ModelProvider
 from stockade.guardrails.llm.result import GenerationResult
+from stockade.guardrails.messages import ChatRequest, TokenUsage, estimate_cost
 from stockade.guardrails.policies.engine import PolicyEngine
 from stockade.guardrails.verdict import Action
 

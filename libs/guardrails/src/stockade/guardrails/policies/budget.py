@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 
 from stockade.guardrails.errors import MissingExtraError
-from stockade.guardrails.llm.messages import ChatRequest
+from stockade.guardrails.messages import ChatRequest
 from stockade.guardrails.policies.config import TokenBudgetConfig
 from stockade.guardrails.policies.decisions import decision
 from stockade.guardrails.policies.tokens import ApproximateTokenCounter, TokenCounter, make_token_counter

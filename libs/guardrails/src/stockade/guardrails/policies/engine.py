@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from stockade.guardrails.events import EventKind, EventRecorder, NullRecorder
-from stockade.guardrails.llm.messages import ChatRequest
+from stockade.guardrails.messages import ChatRequest
 from stockade.guardrails.policies.approval import Approval
 from stockade.guardrails.policies.budget import TokenBudget
 from stockade.guardrails.policies.config import PoliciesConfig

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from stockade.guardrails.extras import require
-from stockade.guardrails.llm.messages import ChatRequest, ToolDefinition
+from stockade.guardrails.messages import ChatRequest, ToolDefinition
 
 _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 _OFFLINE_ENCODINGS = ("cl100k_base", "o200k_base")

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from stockade.guardrails.checks.classification.backend_config import JudgeConfig
 from stockade.guardrails.errors import CheckUnavailableError, ConfigError
-from stockade.guardrails.llm.messages import ChatMessage, ChatRequest
 from stockade.guardrails.llm.providers import ModelProvider, ModelProviderError, build_provider
+from stockade.guardrails.messages import ChatMessage, ChatRequest
 from stockade.guardrails.policies.tokens import ApproximateTokenCounter
 
 SYSTEM_PROMPT = """\

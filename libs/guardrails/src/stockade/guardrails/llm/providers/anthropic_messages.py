@@ -7,7 +7,6 @@ from typing import Any
 
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
-from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 from stockade.guardrails.llm.providers.base import (
     ModelProviderError,
     SdkClientPair,
@@ -15,6 +14,7 @@ from stockade.guardrails.llm.providers.base import (
     error_summary,
     sdk_client_options,
 )
+from stockade.guardrails.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 
 
 class _StreamState:

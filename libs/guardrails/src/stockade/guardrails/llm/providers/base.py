@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from stockade.guardrails.errors import GuardrailError
-from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage
+from stockade.guardrails.messages import ChatRequest, ModelResponse, TokenUsage
 
 if TYPE_CHECKING:
     from stockade.guardrails.llm.config import ModelConfig

@@ -15,8 +15,8 @@ from typing import Any
 
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
-from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 from stockade.guardrails.llm.providers.base import ModelProviderError, StreamChunk, error_summary
+from stockade.guardrails.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 
 _DONE = object()
 

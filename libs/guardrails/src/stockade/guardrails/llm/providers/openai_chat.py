@@ -8,7 +8,6 @@ from typing import Any
 
 from stockade.guardrails.extras import require
 from stockade.guardrails.llm.config import ModelConfig
-from stockade.guardrails.llm.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 from stockade.guardrails.llm.providers.base import (
     ModelProviderError,
     SdkClientPair,
@@ -16,6 +15,7 @@ from stockade.guardrails.llm.providers.base import (
     error_summary,
     sdk_client_options,
 )
+from stockade.guardrails.messages import ChatRequest, ModelResponse, TokenUsage, ToolCall
 
 
 def _messages(request: ChatRequest) -> list[dict[str, Any]]:

@@ -1,4 +1,7 @@
-"""The request and response shapes LLMRails and the policies share, independent of any provider."""
+"""The request and response shapes LLMRails and the policies share, independent of any provider.
+
+A top-level module, owned by neither ``llm/`` nor ``policies/``: both read it, and ``llm/`` runs the policies.
+"""
 
 from __future__ import annotations
 
