@@ -51,3 +51,20 @@ def test_watch_policy_hears_each_activation_once(world, nats_url):
         c.rollback_policy(world.project_id, "agent", 1)
         assert heard.get(timeout=15).version == 3
         assert heard.empty()
+
+
+def test_after_a_nats_reconnect_a_watched_policy_is_read_again(world, nats_server_factory):
+    """Events sent while push was disconnected are lost: on reconnect the client re-reads what it follows. Here
+    the push server never carries prompt-api's events at all, so only the re-read can bring version 2."""
+    private = nats_server_factory()
+    settings = ClientSettings(
+        base_url=world.base_url, push=PushSettings(nats_url=private.url, project_ids=(world.project_id,))
+    )
+    heard: queue.Queue[PolicyVersion] = queue.Queue()
+    with StockadeClient(world.write_key, settings) as c:
+        current = c.publish_policy(world.project_id, "agent", V1)
+        assert c.watch_policy(world.project_id, "agent", heard.put, current=current)
+        c.publish_policy(world.project_id, "agent", V2)  # its event goes to prompt-api's NATS, not this one
+        private.kill()
+        private.restart()
+        assert heard.get(timeout=20).version == 2  # deadline: nats-py reconnects within a few seconds
