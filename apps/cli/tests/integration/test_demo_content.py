@@ -38,7 +38,6 @@ async def prompt_api(tmp_path):
             migrate_on_startup=False,
             gc_freeze=False,
         ),
-        configure_logs=False,
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

@@ -418,7 +418,6 @@ async def prompt_world(
             http=HttpSettings(port=prompt_port),
             gc_freeze=False,
         ),
-        configure_logs=False,
     )
     async with serve(prompt_app, prompt_port) as prompt_url:
         console_app = create_app(

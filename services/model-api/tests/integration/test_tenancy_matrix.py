@@ -88,7 +88,6 @@ async def world(
             http=HttpSettings(port=prompt_port),
             gc_freeze=False,
         ),
-        configure_logs=False,
     )
     table = unique_name("guardrail_events")
     async with serve(prompt_app, prompt_port) as prompt_url:

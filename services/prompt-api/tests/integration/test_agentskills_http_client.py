@@ -41,7 +41,7 @@ def _client_python() -> str | None:
 async def live(db_url, settings_for):
     """The real app under uvicorn on a free port, in this event loop."""
     port = free_port()
-    app = create_app(settings_for(db_url), configure_logs=False)
+    app = create_app(settings_for(db_url))
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
     )

@@ -68,9 +68,7 @@ async def test_a_browser_downloads_a_script_file_instead_of_running_it(
     port = free_port()
     settings = settings_for(db_url)
     settings.http.port = port
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, configure_logs=False), port=port, log_config=None)
-    )
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), port=port, log_config=None))
     task = asyncio.create_task(server.serve())
     try:
         for _ in range(400):

@@ -21,7 +21,7 @@ EXPECTED = {
 
 def test_each_kind_has_its_own_review_routes():
     settings = PromptApiSettings(migrate_on_startup=False, outbox=OutboxSettings(enabled=False))
-    paths = create_app(settings, configure_logs=False).openapi()["paths"]
+    paths = create_app(settings).openapi()["paths"]
     for (method, path), (name, model) in EXPECTED.items():
         op = paths[path][method]
         assert op["operationId"].startswith(name + "_"), (path, op["operationId"])

@@ -12,7 +12,7 @@ async def test_app_starts_and_answers_healthz_with_postgres_down():
         migrate_on_startup=False,
         outbox=OutboxSettings(enabled=False),
     )
-    app = create_app(settings, configure_logs=False)
+    app = create_app(settings)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://prompt-api") as client:
