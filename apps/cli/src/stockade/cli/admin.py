@@ -8,25 +8,20 @@ accept an id or the unique name / e-mail.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade import identity
 from stockade.cli import revocation
 from stockade.cli.admin_sessions import add_session_commands
+from stockade.cli.admin_units import emit as _emit
+from stockade.cli.admin_units import run as _run
+from stockade.cli.admin_units import run_own as _run_own
 from stockade.cli.dead_letters import app as dead_letters_app
-from stockade.identity.migrate import upgrade
-from stockade.model_api.migrate import upgrade as upgrade_with_outbox
-from stockade.runtime.db import create_engine, session_factory
-from stockade.runtime.uow import UnitOfWork
 
 T = TypeVar("T")
 
@@ -71,64 +66,6 @@ def _options(
     as_json: JsonOpt = False,
 ) -> None:
     ctx.obj = {"db_url": db_url or default_db_url(), "json": as_json}
-
-
-def _run(ctx: typer.Context, action: Callable[[AsyncSession], Awaitable[T]], *, events: bool = False) -> T:
-    """Migrate (idempotent), then run ``action`` in one unit of work (``stockade.runtime.uow``): committed when
-    it returns, nothing when it fails; domain errors exit 1 with a message. ``events``: the action records events
-    in model-api's outbox (model-api's relay publishes them), so model-api's tables are migrated too."""
-    url: str = ctx.obj["db_url"]
-    (upgrade_with_outbox if events else upgrade)(url)
-
-    async def go() -> T:
-        engine = create_engine(url)
-        try:
-            async with UnitOfWork(session_factory(engine)) as uow:
-                return await action(uow.session)
-        finally:
-            await engine.dispose()
-
-    return _errors_exit(ctx, go)
-
-
-def _run_own(ctx: typer.Context, action: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    """:func:`_run` for the console-session functions of ``stockade.identity.sessions``, which still commit
-    themselves (a sign-in's protocol): the action gets a plain session."""
-    url: str = ctx.obj["db_url"]
-    upgrade(url)
-
-    async def go() -> T:
-        engine = create_engine(url)
-        try:
-            async with session_factory(engine)() as session:
-                return await action(session)
-        finally:
-            await engine.dispose()
-
-    return _errors_exit(ctx, go)
-
-
-def _errors_exit(ctx: typer.Context, go: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    try:
-        return asyncio.run(go())
-    except identity.IdentityError as exc:
-        code = {
-            identity.NotFoundError: "not_found",
-            identity.ConflictError: "conflict",
-            identity.InvalidInputError: "invalid",
-        }.get(type(exc), "error")
-        if _json(ctx, False):
-            typer.echo(json.dumps({"error": {"code": code, "message": str(exc)}}))
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
-
-
-def _json(ctx: typer.Context, flag: bool) -> bool:
-    return flag or bool(ctx.obj and ctx.obj.get("json"))
-
-
-def _emit(ctx: typer.Context, flag: bool, obj: dict[str, Any], text: str) -> None:
-    typer.echo(json.dumps(obj, default=str) if _json(ctx, flag) else text)
 
 
 # --- organisations ----------------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ from __future__ import annotations
 import typer
 
 from stockade import identity
-from stockade.cli.admin import JsonOpt, UserOpt, _emit, _run
+from stockade.cli.admin import JsonOpt, UserOpt
+from stockade.cli.admin_units import emit as _emit
+from stockade.cli.admin_units import run as _run
 
 app = typer.Typer(no_args_is_help=True, help="The platform administrator role.")
 
