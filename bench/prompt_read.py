@@ -322,7 +322,7 @@ async def run_client(
 
 async def seed(url: str) -> tuple[str, str]:
     from stockade import identity
-    from stockade.runtime import create_engine, session_factory
+    from stockade.runtime.db import create_engine, session_factory
 
     engine = create_engine(url)
     try:

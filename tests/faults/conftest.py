@@ -375,7 +375,7 @@ async def publish_through(
     from stockade.contracts.subjects import PROMPT_PUBLISHED_WILDCARD
     from stockade.prompt_api.migrate import upgrade
     from stockade.prompt_api.tables import OutboxEvent
-    from stockade.runtime import create_engine, session_factory
+    from stockade.runtime.db import create_engine, session_factory
     from stockade.runtime.nats import LazyNatsConnection
     from stockade.runtime.outbox import OutboxRelay, enqueue
     from stockade.runtime.settings import NatsSettings, OutboxSettings

@@ -65,7 +65,7 @@ WORLD: list[World] = []  # set by the module fixture; read by the hooks while ex
 
 
 async def _add_user(settings: ModelApiSettings, email: str) -> None:
-    from stockade.runtime import create_engine, session_factory
+    from stockade.runtime.db import create_engine, session_factory
 
     engine = create_engine(settings.db.url)
     try:

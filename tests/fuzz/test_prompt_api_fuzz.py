@@ -22,7 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from stockade import identity
 from stockade.prompt_api.main import create_app
 from stockade.prompt_api.settings import PromptApiSettings
-from stockade.runtime import DatabaseSettings, NatsSettings, create_engine, session_factory
+from stockade.runtime.db import create_engine, session_factory
+from stockade.runtime.settings import DatabaseSettings, NatsSettings
 from stockade.testing.asyncbridge import run_blocking
 from stockade.testing.postgres import temporary_database
 

@@ -16,7 +16,8 @@ from stockade import identity
 from stockade.prompt_api.main import create_app
 from stockade.prompt_api.migrate import upgrade
 from stockade.prompt_api.settings import OutboxSettings, PromptApiSettings
-from stockade.runtime import DatabaseSettings, NatsSettings, create_engine, session_factory
+from stockade.runtime.db import create_engine, session_factory
+from stockade.runtime.settings import DatabaseSettings, NatsSettings
 from stockade.testing.asyncbridge import run_blocking
 from stockade.testing.names import make_unique_name
 from stockade.testing.postgres import to_asyncpg_url

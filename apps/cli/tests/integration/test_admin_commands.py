@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from stockade.cli.admin import app
 from stockade.identity import Deployment, Scope
 from stockade.identity.access import authenticate, can_publish, project_access
-from stockade.runtime import create_engine, session_factory
+from stockade.runtime.db import create_engine, session_factory
 
 runner = CliRunner()
 
@@ -247,7 +247,7 @@ def test_set_password_needs_eight_characters_and_signs_the_user_out_everywhere(t
     from datetime import timedelta
 
     from stockade.identity.sessions import resolve_session, start_session
-    from stockade.runtime import create_engine, session_factory
+    from stockade.runtime.db import create_engine, session_factory
 
     url = f"sqlite+aiosqlite:///{tmp_path}/pw.db"
     short = runner.invoke(

@@ -9,7 +9,7 @@ from stockade.cli.demo import prepare_database
 from stockade.cli.main import app
 from stockade.identity import is_platform_admin, revoke_platform_admin
 from stockade.identity.directory import find_user
-from stockade.runtime import create_engine, session_factory
+from stockade.runtime.db import create_engine, session_factory
 
 runner = CliRunner()
 

@@ -15,7 +15,8 @@ from stockade import identity
 from stockade.prompt_api.main import create_app
 from stockade.prompt_api.migrate import upgrade
 from stockade.prompt_api.settings import PromptApiSettings
-from stockade.runtime import DatabaseSettings, HttpSettings, NatsSettings, create_engine, session_factory
+from stockade.runtime.db import create_engine, session_factory
+from stockade.runtime.settings import DatabaseSettings, HttpSettings, NatsSettings
 from stockade.testing.asgi import serving
 from stockade.testing.ports import free_port
 

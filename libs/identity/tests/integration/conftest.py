@@ -4,7 +4,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.identity.migrate import upgrade_async
-from stockade.runtime import create_engine, session_factory
+from stockade.runtime.db import create_engine, session_factory
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -10,18 +10,16 @@ from sqlalchemy import select
 from stockade.identity import create_user
 from stockade.identity.sessions import (
     ConsoleSession,
-    clear_sign_in_failures,
     csrf_matches,
     end_session,
     end_user_sessions,
     hash_token,
-    record_sign_in_failure,
     resolve_session,
     set_password,
-    sign_in_budget,
     start_session,
     verify_credentials,
 )
+from stockade.identity.sign_in_limit import clear_sign_in_failures, record_sign_in_failure, sign_in_budget
 from stockade.identity.tables import Base
 
 

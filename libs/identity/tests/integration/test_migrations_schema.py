@@ -10,7 +10,7 @@ from sqlalchemy import inspect
 
 from stockade.identity.migrate import VERSION_TABLE, upgrade_async
 from stockade.identity.tables import Base
-from stockade.runtime import create_engine
+from stockade.runtime.db import create_engine
 
 
 def _ours(name, type_, parent_names):

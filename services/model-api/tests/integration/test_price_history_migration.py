@@ -11,7 +11,8 @@ from stockade.identity import migrate as identity_migrate
 from stockade.model_api.catalogue import models as catalogue
 from stockade.model_api.catalogue.schemas import ModelIn
 from stockade.model_api.migrate import SCHEMA, upgrade_async
-from stockade.runtime import create_engine, migrations, session_factory
+from stockade.runtime import migrations
+from stockade.runtime.db import create_engine, session_factory
 
 pytestmark = pytest.mark.postgres
 

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 from stockade import identity
 from stockade.identity import keys
-from stockade.identity.db_types import utcnow
 from stockade.identity.session_keys import CREDENTIAL_TTL, credential_key, session_credential
 from stockade.identity.sessions import end_session, end_user_sessions, start_session
 from stockade.identity.tables import Deployment
+from stockade.runtime.db_types import utcnow
 
 READ = "/prompts/active-prompt-version"
 

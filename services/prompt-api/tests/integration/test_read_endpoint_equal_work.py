@@ -10,11 +10,11 @@ from sqlalchemy import event
 
 from stockade import identity
 from stockade.identity import keys
-from stockade.identity.db_types import utcnow
 from stockade.identity.session_keys import CREDENTIAL_TTL
 from stockade.prompt_api import prompts
 from stockade.prompt_api.read_batch import READ_ACTIVE_BATCH_SQL
 from stockade.prompt_api.read_path import SqlAlchemyReader
+from stockade.runtime.db_types import utcnow
 
 PATH = "/prompts/active-prompt-version"
 

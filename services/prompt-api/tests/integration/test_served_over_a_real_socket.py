@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from stockade import identity
-from stockade.runtime import create_engine, session_factory
+from stockade.runtime.db import create_engine, session_factory
 from stockade.testing.ports import free_port
 
 

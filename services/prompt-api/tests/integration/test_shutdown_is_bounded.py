@@ -21,7 +21,7 @@ import pytest
 
 from stockade.prompt_api.main import create_app
 from stockade.prompt_api.settings import OutboxSettings
-from stockade.runtime import NatsSettings
+from stockade.runtime.settings import NatsSettings
 from stockade.testing.ports import free_port
 from stockade.testing.watchdog import describe_tasks
 

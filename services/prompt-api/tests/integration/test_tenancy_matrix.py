@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from stockade import identity
-from stockade.identity.db_types import utcnow
 from stockade.identity.session_keys import CREDENTIAL_TTL
 from stockade.prompt_api.main import create_app
+from stockade.runtime.db_types import utcnow
 from stockade.testing.asgi import routes_of
 
 ROLES = (

@@ -56,7 +56,7 @@ async def test_the_served_app_freezes_its_startup_heap(tmp_path):
     from stockade.prompt_api.main import create_app
     from stockade.prompt_api.migrate import upgrade_async
     from stockade.prompt_api.settings import OutboxSettings, PromptApiSettings
-    from stockade.runtime import DatabaseSettings
+    from stockade.runtime.settings import DatabaseSettings
 
     url = f"sqlite+aiosqlite:///{tmp_path / 'p.db'}"
     await upgrade_async(url)

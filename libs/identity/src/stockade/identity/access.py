@@ -14,7 +14,6 @@ from sqlalchemy import Row, and_, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity import keys
-from stockade.identity.db_types import utcnow
 from stockade.identity.tables import (
     APPROVER_TAG,
     ApiKey,
@@ -26,6 +25,7 @@ from stockade.identity.tables import (
     ProjectTag,
     Scope,
 )
+from stockade.runtime.db_types import utcnow
 
 # owner_id, key_hash, scope, deployment, project_id, revoked_at, expires_at
 _KeyRow = Row[str, str, str | None, str, str | None, datetime | None, datetime | None]

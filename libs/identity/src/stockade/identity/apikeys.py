@@ -7,11 +7,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity import keys
 from stockade.identity.access import project_access
-from stockade.identity.db_types import utcnow
 from stockade.identity.directory import find_project, find_user
 from stockade.identity.errors import InvalidInputError, NotFoundError
 from stockade.identity.models import ApiKeyCreated, ApiKeyPublic
 from stockade.identity.tables import ApiKey, Deployment, Scope
+from stockade.runtime.db_types import utcnow
 
 
 def _public(row: ApiKey) -> ApiKeyPublic:

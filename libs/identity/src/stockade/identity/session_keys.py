@@ -29,8 +29,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from stockade.identity import keys
-from stockade.identity.db_types import utcnow
 from stockade.identity.tables import ApiKey, Deployment, Scope
+from stockade.runtime.db_types import utcnow
 
 CREDENTIAL_TTL = timedelta(minutes=10)
 # A credential with less than this left is not handed out again: a page's calls never straddle its expiry.

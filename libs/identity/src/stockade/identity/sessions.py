@@ -1,5 +1,5 @@
 """Browser sessions of the console: password sign-in, server-side session rows (the sign-in rate limit is in
-``stockade.identity.sign_in_limit``, re-exported here).
+``stockade.identity.sign_in_limit``).
 
 Only the SHA-256 of a session token is stored. The CSRF token is derived from the session token
 (HMAC-SHA256(token, "csrf")), so it needs no storage and ends with the session. Passwords are hashed and checked
@@ -18,7 +18,6 @@ from sqlalchemy import ColumnElement, ForeignKey, Index, String, and_, select, u
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
-from stockade.identity.db_types import UtcDateTime, new_id, utcnow
 from stockade.identity.directory import find_user
 from stockade.identity.errors import InvalidInputError
 from stockade.identity.models import UserPublic
@@ -29,33 +28,20 @@ from stockade.identity.passwords import (
     needs_rehash,
     verify_in_worker,
 )
-from stockade.identity.sign_in_limit import (
-    SignInBudget,
-    SignInFailure,
-    clear_sign_in_failures,
-    record_sign_in_failure,
-    reserve_sign_in_attempt,
-    sign_in_budget,
-)
 from stockade.identity.tables import ApiKey, Base, User
+from stockade.runtime.db_types import UtcDateTime, new_id, utcnow
 
 __all__ = [
     "ConsoleSession",
     "SessionPrincipal",
-    "SignInBudget",
-    "SignInFailure",
     "StartedSession",
-    "clear_sign_in_failures",
     "csrf_matches",
     "csrf_token_for",
     "end_session",
     "end_user_sessions",
     "hash_token",
-    "record_sign_in_failure",
-    "reserve_sign_in_attempt",
     "resolve_session",
     "set_password",
-    "sign_in_budget",
     "start_session",
     "verify_credentials",
 ]

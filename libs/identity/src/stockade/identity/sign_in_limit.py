@@ -23,8 +23,8 @@ from sqlalchemy import Index, Integer, String, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
-from stockade.identity.db_types import UtcDateTime, utcnow
 from stockade.identity.tables import Base
+from stockade.runtime.db_types import UtcDateTime, utcnow
 
 EMPTY_EMAIL = "(empty)"
 

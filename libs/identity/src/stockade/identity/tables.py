@@ -13,7 +13,7 @@ from enum import StrEnum
 from sqlalchemy import ForeignKey, Index, MetaData, String, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from stockade.identity.db_types import UtcDateTime, new_id, utcnow
+from stockade.runtime.db_types import UtcDateTime, new_id, utcnow
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",

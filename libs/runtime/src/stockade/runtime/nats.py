@@ -7,8 +7,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -166,15 +165,6 @@ class LazyNatsConnection:
     async def close(self) -> None:
         if self.nc is not None:
             await drain(self.nc, self._settings.drain_timeout_s)
-
-
-@asynccontextmanager
-async def nats_lifespan(settings: NatsSettings, *, name: str) -> AsyncIterator[NatsClient]:
-    nc = await connect_nats(settings, name=name)
-    try:
-        yield nc
-    finally:
-        await drain(nc, settings.drain_timeout_s)
 
 
 async def serve_health(

@@ -19,8 +19,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from stockade.identity.db_types import UtcDateTime, new_id, utcnow
 from stockade.identity.tables import NAMING
+from stockade.runtime.db_types import UtcDateTime, new_id, utcnow
 from stockade.runtime.outbox import OutboxColumns
 
 

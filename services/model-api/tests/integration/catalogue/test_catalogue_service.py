@@ -17,7 +17,7 @@ from stockade.model_api.catalogue.schemas import DbConfigCreate, ModelIn
 from stockade.model_api.errors import ConfigConflict, ModelNotFound, NoActiveConfig
 from stockade.model_api.migrate import upgrade_async
 from stockade.model_api.tables import Base, DbConfig
-from stockade.runtime import create_engine, session_factory
+from stockade.runtime.db import create_engine, session_factory
 
 
 def model(model_id="gpt-4o", **fields):

@@ -13,7 +13,7 @@ from stockade.model_api.catalogue.schemas import ModelIn
 from stockade.model_api.migrate import upgrade_async
 from stockade.model_api.settings import OutboxSettings
 from stockade.model_api.tables import OutboxEvent
-from stockade.runtime import create_engine, session_factory
+from stockade.runtime.db import create_engine, session_factory
 from stockade.runtime.outbox import OutboxRelay, given_connection
 
 

@@ -5,9 +5,9 @@ from datetime import timedelta
 import httpx
 from sqlalchemy import update
 
-from stockade.identity.db_types import utcnow
 from stockade.identity.sessions import ConsoleSession
 from stockade.model_api.main import create_app
+from stockade.runtime.db_types import utcnow
 
 PASSWORD = "correct horse battery staple"  # the console fixture's user
 

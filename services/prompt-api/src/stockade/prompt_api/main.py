@@ -29,9 +29,10 @@ from stockade.prompt_api.read_path import ActivePromptReader, PostgresReader, Sq
 from stockade.prompt_api.routes import policies, prompts, reviews, skills
 from stockade.prompt_api.settings import PromptApiSettings
 from stockade.prompt_api.tables import OutboxEvent
-from stockade.runtime import create_engine, error_response, normalise_url, outbox
+from stockade.runtime import outbox
 from stockade.runtime.app import ServiceState, create_service_app
-from stockade.runtime.db import is_sqlite
+from stockade.runtime.db import create_engine, is_sqlite, normalise_url
+from stockade.runtime.errors import error_response
 
 _STATUS: dict[type[Exception], tuple[int, str]] = {
     Forbidden: (403, "forbidden"),

@@ -12,13 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, a
 
 from stockade.identity import KeyPrincipal, keys
 from stockade.identity.access import usable
-from stockade.identity.db_types import utcnow
 from stockade.identity.tables import ApiKey, OrganisationMember, Project
 from stockade.prompt_api import versioning
 from stockade.prompt_api.errors import InvalidContent, NotFound
 from stockade.prompt_api.schemas import ChatMessage, PromptPublish, PromptSummary, PromptVersionPublic
 from stockade.prompt_api.settings import LimitSettings
 from stockade.prompt_api.tables import Prompt, PromptVersion
+from stockade.runtime.db_types import utcnow
 from stockade.runtime.uow import Waker
 
 

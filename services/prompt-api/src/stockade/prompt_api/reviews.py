@@ -27,7 +27,6 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from stockade.identity import Flow, KeyPrincipal, can_list, project_access
-from stockade.identity.db_types import new_id, utcnow
 from stockade.prompt_api import versioning
 from stockade.prompt_api.errors import AlreadyDecided, Forbidden, InvalidContent, NotFound, NotUnderReview
 from stockade.prompt_api.schemas import (
@@ -45,6 +44,7 @@ from stockade.prompt_api.schemas import (
 from stockade.prompt_api.settings import LimitSettings
 from stockade.prompt_api.skill_format import ValidFile
 from stockade.prompt_api.tables import Policy, PolicyProposal, Prompt, PromptProposal, Skill, SkillProposal
+from stockade.runtime.db_types import new_id, utcnow
 from stockade.runtime.uow import Waker
 
 STATUSES = ("pending", "approved", "rejected")

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 from sqlalchemy import JSON, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
-from stockade.identity.db_types import UtcDateTime, new_id, utcnow
 from stockade.identity.tables import NAMING
+from stockade.runtime.db_types import UtcDateTime, new_id, utcnow
 from stockade.runtime.outbox import OutboxColumns
 
 

@@ -20,7 +20,6 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from stockade.contracts import PolicyPublished, PromptPublished, SkillPublished
 from stockade.identity import KeyPrincipal, can_list, can_publish, project_access
-from stockade.identity.db_types import new_id, utcnow
 from stockade.prompt_api import paging
 from stockade.prompt_api.errors import Forbidden
 from stockade.prompt_api.tables import (
@@ -33,6 +32,7 @@ from stockade.prompt_api.tables import (
     SkillVersion,
 )
 from stockade.runtime import outbox
+from stockade.runtime.db_types import new_id, utcnow
 from stockade.runtime.uow import UnitOfWork, Waker
 
 V = TypeVar("V", PromptVersion, SkillVersion, PolicyVersion)

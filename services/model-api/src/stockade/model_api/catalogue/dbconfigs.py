@@ -12,10 +12,10 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from stockade.identity.db_types import utcnow
 from stockade.model_api.catalogue.schemas import DbConfigCreate, DbConfigPublic
 from stockade.model_api.errors import ConfigConflict, ConfigNotFound, NoActiveConfig
 from stockade.model_api.tables import DbConfig
+from stockade.runtime.db_types import utcnow
 from stockade.runtime.storable import is_storable
 
 

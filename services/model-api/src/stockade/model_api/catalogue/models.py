@@ -12,11 +12,11 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from stockade.identity.db_types import utcnow
 from stockade.model_api.catalogue.prices import from_micros, price_json, to_micros
 from stockade.model_api.catalogue.schemas import ModelIn, ModelPublic
 from stockade.model_api.errors import ModelNotFound
 from stockade.model_api.tables import CatalogueModel, ModelPrice
+from stockade.runtime.db_types import utcnow
 from stockade.runtime.storable import is_storable
 
 Change = Literal["created", "updated", "deleted"]

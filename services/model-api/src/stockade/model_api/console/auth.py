@@ -8,13 +8,8 @@ from datetime import timedelta
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from stockade.identity.sessions import (
-    clear_sign_in_failures,
-    end_session,
-    reserve_sign_in_attempt,
-    start_session,
-    verify_credentials,
-)
+from stockade.identity.sessions import end_session, start_session, verify_credentials
+from stockade.identity.sign_in_limit import clear_sign_in_failures, reserve_sign_in_attempt
 from stockade.model_api.body import read_form
 from stockade.model_api.console import cookies
 from stockade.model_api.console.pages import render

@@ -30,7 +30,7 @@ def csrf(page: httpx.Response) -> str:
 
 @asynccontextmanager
 async def identity_db(postgres_database):
-    from stockade.runtime import create_engine, session_factory
+    from stockade.runtime.db import create_engine, session_factory
 
     engine = create_engine(postgres_database)
     try:
@@ -97,8 +97,8 @@ async def test_a_user_of_another_organisation_gets_nothing(prompt_world, postgre
 async def test_sign_out_revokes_the_credential_and_an_expired_one_is_renewed(prompt_world, postgres_database):
     from sqlalchemy import update
 
-    from stockade.identity.db_types import utcnow
     from stockade.identity.tables import ApiKey
+    from stockade.runtime.db_types import utcnow
 
     async with signed_in(prompt_world, prompt_world.reviewer) as client:
         assert (await client.get(f"/projects/{prompt_world.shop}")).status_code == 200
