@@ -12,8 +12,11 @@ from stockade.client import ClientSettings, PushSettings, StockadeClient
 from stockade.contracts import PolicyRef
 from stockade.guardrails import GuardrailError, GuardrailSystem, LLMRails
 
-LENIENT = "guardrails:\n  checks:\n    exfiltration:\n      enabled: false\n"
-STRICT = "guardrails:\n  checks:\n    exfiltration:\n      enabled: true\n      secrets:\n        detect_secrets: false\n"
+LENIENT = "guardrails:\n  checks:\n    pii:\n      enabled: false\n    exfiltration:\n      enabled: false\n"
+STRICT = (
+    "guardrails:\n  checks:\n    pii:\n      enabled: false\n    exfiltration:\n      enabled: true\n"
+    "      secrets:\n        detect_secrets: false\n"
+)
 UNBUILDABLE = (
     "guardrails:\n  checks:\n    custom:\n      broken:\n        enabled: true\n"
     "        factory: 'stockade_no_such_module:make'\n"
@@ -27,6 +30,32 @@ def wait_for(condition: Callable[[], bool], what: str, deadline_s: float = 15) -
     while not condition():
         assert time.monotonic() < end, f"no {what} within {deadline_s} s"
         time.sleep(0.05)
+
+
+class Lines(logging.Handler):
+    """The library's log lines, read from its own logger (whatever the process's logging set-up)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname} {record.getMessage()}")
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@pytest.fixture
+def library_log():
+    logger, lines = logging.getLogger("stockade.guardrails.platform"), Lines()
+    level = logger.level
+    logger.addHandler(lines)
+    logger.setLevel(logging.INFO)
+    yield lines
+    logger.removeHandler(lines)
+    logger.setLevel(level)
 
 
 @pytest.fixture
@@ -51,7 +80,7 @@ def publisher(world) -> StockadeClient:
     return StockadeClient(world.write_key, ClientSettings(base_url=world.base_url))
 
 
-async def test_a_publish_changes_the_running_agent_within_seconds(world, platform, caplog):
+async def test_a_publish_changes_the_running_agent_within_seconds(world, platform, library_log):
     with publisher(world) as admin:
         admin.publish_policy(world.project_id, "agent", LENIENT)
         system = platform()
@@ -63,11 +92,9 @@ async def test_a_publish_changes_the_running_agent_within_seconds(world, platfor
         assert (await system.check_output(LEAK)).action.value == "block"
 
         # a version that does not build on the agent: refused there, the agent stays on version 2
-        with caplog.at_level(logging.ERROR, logger="stockade.guardrails.platform"):
-            admin.publish_policy(world.project_id, "agent", UNBUILDABLE)
-            wait_for(
-                lambda: "version 3" in caplog.text and "does not build" in caplog.text, "the build error"
-            )
+        admin.publish_policy(world.project_id, "agent", UNBUILDABLE)
+        wait_for(lambda: "ERROR" in library_log.text and "version 3" in library_log.text, "the build error")
+        assert "does not build" in library_log.text and "staying on version 2" in library_log.text
         assert system.policy_ref == PolicyRef(name="agent", version=2)
         assert (await system.check_output(LEAK)).action.value == "block"
         # an invalid version never reaches it: prompt-api refuses it (422) and stores nothing
@@ -83,17 +110,16 @@ async def test_a_publish_changes_the_running_agent_within_seconds(world, platfor
         assert (await system.check_output(LEAK)).action.value == "allow"
 
 
-async def test_prompt_api_down_at_start_runs_on_the_disk_copy(world, platform, caplog, tmp_path):
+async def test_prompt_api_down_at_start_runs_on_the_disk_copy(world, platform, library_log, tmp_path):
     with publisher(world) as admin:
         admin.publish_policy(world.project_id, "agent", STRICT)
     first = platform()  # keeps version 1 on disk
     assert first.policy_ref == PolicyRef(name="agent", version=1)
     await first.aclose()  # closes its own client and push
     world.server.stop()
-    with caplog.at_level(logging.WARNING, logger="stockade.guardrails.platform"):
-        system = platform()
+    system = platform()
     assert system.policy_ref == PolicyRef(name="agent", version=1)
-    assert "prompt-api is unreachable" in caplog.text and "disk copy" in caplog.text
+    assert "WARNING prompt-api is unreachable" in library_log.text and "disk copy" in library_log.text
     assert (await system.check_output(LEAK)).action.value == "block"
     with pytest.raises(GuardrailError, match="no disk copy"):
         platform(cache_dir=tmp_path / "empty")

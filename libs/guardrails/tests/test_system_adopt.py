@@ -1,0 +1,68 @@
+"""GuardrailSystem.adopt, what from_platform swaps with: a check already running finishes wholly on the version it
+started with, the next one runs wholly on the new version, and a version that does not build changes nothing."""
+
+import asyncio
+
+import pytest
+
+from stockade.contracts import PolicyRef
+from stockade.guardrails import ConfigError, GuardrailSystem
+from stockade.guardrails.checks.base import CheckContext
+from stockade.guardrails.checks.config import Stage
+from stockade.guardrails.config import GuardrailsConfig
+from stockade.guardrails.verdict import CheckResult
+
+NO_PII = {"pii": {"enabled": False}}
+STRICT = {
+    "guardrails": {
+        "checks": {**NO_PII, "exfiltration": {"enabled": True, "secrets": {"detect_secrets": False}}}
+    }
+}
+LENIENT = {"guardrails": {"checks": {**NO_PII, "exfiltration": {"enabled": False}}}}
+LEAK = "the key is AKIAQ3EGRT7PLMZK5VXC"
+
+
+class Gate:
+    """A check that waits until released: it holds a run open across a swap."""
+
+    name = "gate"
+    stages = frozenset({Stage.OUTPUT})
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def run(self, text: str, ctx: CheckContext) -> CheckResult:
+        self.entered.set()
+        await self.release.wait()
+        return CheckResult(check=self.name)
+
+
+async def test_a_running_check_finishes_on_its_version_and_the_next_runs_on_the_new_one():
+    system = GuardrailSystem(STRICT)
+    gate = Gate()
+    system.add_check(gate, timeout_s=30)
+    running = asyncio.create_task(system.check_output(LEAK))
+    await asyncio.wait_for(gate.entered.wait(), 10)
+    system.adopt(GuardrailsConfig.from_dict(LENIENT), PolicyRef(name="p", version=2))
+    gate.release.set()
+    started = await running
+    assert started.action.value == "block"  # started on the strict version: its checks all ran
+    assert {r.check for r in started.results} == {"gate", "exfiltration"}
+    assert system.policy_ref == PolicyRef(name="p", version=2)
+    after = await system.check_output(LEAK)
+    assert after.action.value == "allow"  # the lenient version, and the added check is still there
+    assert {r.check for r in after.results} == {"gate"}
+
+
+async def test_a_version_that_does_not_build_changes_nothing():
+    system = GuardrailSystem(STRICT)
+    system.policy_ref = PolicyRef(name="p", version=1)
+    broken = {
+        "guardrails": {"checks": {"custom": {"x": {"enabled": True, "factory": "stockade_no_such:make"}}}}
+    }
+    with pytest.raises(ConfigError):
+        system.adopt(GuardrailsConfig.from_dict(broken), PolicyRef(name="p", version=2))
+    assert system.policy_ref == PolicyRef(name="p", version=1)
+    assert system.config.guardrails.checks.exfiltration.enabled
+    assert (await system.check_output(LEAK)).action.value == "block"
