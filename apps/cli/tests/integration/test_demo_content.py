@@ -61,26 +61,23 @@ async def test_demo_prompt_has_two_versions_a_skill_and_a_proposal_to_review(pro
     assert [(p["prompt_name"], p["status"], p["base_version"]) for p in queue] == [(PROMPT, "pending", 1)]
 
 
-async def test_demo_policy_has_two_versions_and_a_stricter_one_to_review(prompt_api):
+async def test_demo_policy_has_two_versions_and_one_to_review(prompt_api):
     client, demo = prompt_api
     await seed_policies(client, demo.api_key, demo.project_id, demo.review_project_id)
     key = {"X-API-Key": demo.api_key}
     versions = (
         await client.get(f"/policies/{POLICY}/versions", params={"project_id": demo.project_id}, headers=key)
     ).json()
-    assert [(v["version"], v["yaml"]) for v in versions] == [(2, BLOCK_PII), (1, MASK_PII)]
+    assert [(v["version"], v["yaml"]) for v in versions] == [(2, MASK_PII), (1, BLOCK_PII)]
     queue = (
         await client.get("/policy-reviews", params={"project_id": demo.review_project_id}, headers=key)
     ).json()
     assert [(p["policy_name"], p["status"], p["base_version"], p["yaml"]) for p in queue] == [
-        (POLICY, "pending", 1, BLOCK_PII)
+        (POLICY, "pending", 1, MASK_PII)
     ]
-    # the demo runs name the version behind each check: the block came after version 2
+    # the demo runs name the version behind each check: the active one
     checks = [e for b in guardrail_runs(demo.project_id) for e in b["events"] if e["kind"] == "check"]
-    assert {(e["action"], e["policy_version"]) for e in checks if e["action"] != "allow"} == {
-        ("mask", "1"),
-        ("block", "2"),
-    }
+    assert {(e["policy_name"], e["policy_version"]) for e in checks} == {(POLICY, "2")}
 
 
 def test_demo_runs_hold_masks_blocks_and_a_trust_rejection():

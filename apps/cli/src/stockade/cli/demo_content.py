@@ -34,8 +34,13 @@ MASK_PII = (
     "# The demo support agent's guardrails.\nguardrails:\n  checks:\n    pii:\n      default_action: mask\n"
 )
 BLOCK_PII = MASK_PII.replace("default_action: mask", "default_action: block")
-POLICY_VERSIONS = (("mask PII", MASK_PII), ("block PII instead of masking it", BLOCK_PII))
-"""The demo policy's versions, oldest first (each a guardrails configuration as prompt-api validates it)."""
+POLICY_VERSIONS = (
+    ("block PII", BLOCK_PII),
+    ("mask PII instead of blocking it: answers stay useful", MASK_PII),
+)
+"""The demo policy's versions, oldest first (each a guardrails configuration as prompt-api validates it). The
+active one masks: publishing a stricter one (or rolling back to version 1) is the demo of ``stockade
+demo-agent``."""
 
 
 def prompt_versions(project_id: str) -> list[dict[str, Any]]:
@@ -67,10 +72,9 @@ def prompt_versions(project_id: str) -> list[dict[str, Any]]:
 def _check(
     run: str, n: int, at: datetime, name: str, action: str, ms: float, score: float, **types: int
 ) -> dict[str, Any]:
-    policy_version = "2" if run == "demo-blocked" else "1"  # v2 was published between the two runs
     return {
         "policy_name": POLICY,
-        "policy_version": policy_version,
+        "policy_version": "2",  # the active version (the secret's block is the exfiltration check's)
         "event_id": f"{run}-{n}",
         "kind": "check",
         "name": name,
@@ -151,8 +155,8 @@ async def seed_prompts(
 async def seed_policies(
     prompt_api: httpx.AsyncClient, key: str, project_id: str, review_project_id: str
 ) -> None:
-    """The demo policy (two versions) in the demo project; in the Manual review project its first version and
-    the second one proposed, waiting in the policy review queue."""
+    """The demo policy (two versions, the second active) in the demo project; in the Manual review project its
+    first version and the second one proposed, waiting in the policy review queue."""
     for message, text in POLICY_VERSIONS:
         body = {"project_id": project_id, "policy_name": POLICY, "yaml": text, "commit_message": message}
         await _post(prompt_api, "/policies/active-version", body, key)

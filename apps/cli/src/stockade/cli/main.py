@@ -80,6 +80,34 @@ def compose_env(
     raise typer.Exit(write(argv))
 
 
+@app.command("demo-agent")
+def demo_agent(
+    state_dir: Annotated[Path | None, typer.Option(help="The state directory of `stockade up`.")] = None,
+    host: Annotated[str, typer.Option(help="Where the stack listens.")] = "127.0.0.1",
+    nats_port: Annotated[int, typer.Option(help="Embedded NATS port.")] = 14222,
+    prompt_port: Annotated[int, typer.Option(help="prompt-api port.")] = 8101,
+    ingest_port: Annotated[int, typer.Option(help="guardrail-ingest port.")] = 8103,
+    every: Annotated[float, typer.Option(help="Seconds between runs.", min=0.1)] = 5.0,
+    runs: Annotated[int, typer.Option(help="Runs to make (0: until Ctrl-C).", min=0)] = 0,
+) -> None:
+    """A demo support agent on the demo project's guardrail policy `support-bot`, beside `stockade up`: each run
+    prints its decision and the policy version that made it; a version published in the console is picked up
+    by push, without a restart."""
+    import asyncio
+    import contextlib
+
+    from stockade.cli.demo_agent import build_agent, run_agent
+
+    path = (state_dir or default_state_dir()).resolve()
+    if not (path / "demo.json").exists():
+        print(f"error: no demo stack in {path}: start `stockade up` first (or pass --state-dir)")
+        raise typer.Exit(2)
+    ports = {"nats": nats_port, "prompt": prompt_port, "ingest": ingest_port}
+    system = build_agent(path, host, ports)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the demo
+        asyncio.run(run_agent(system, runs, every))
+
+
 app.command("convert-classifier")(convert_classifier)
 app.add_typer(policy_app, name="policy")
 
