@@ -33,7 +33,7 @@ MAX_EXAMPLES = 25  # per operation, fuzzing phase; the coverage phase adds its o
 def _openapi() -> dict[str, Any]:
     """The schema the app serves at /openapi.json (built without connecting anywhere)."""
     settings = PromptApiSettings(db=DatabaseSettings(url="sqlite+aiosqlite:///:memory:"))
-    return create_app(settings, configure_logs=False).openapi()
+    return create_app(settings).openapi()
 
 
 CONFIG = {
@@ -129,7 +129,7 @@ def world(postgres_url: str, nats_url: str, serve_app) -> Iterator[World]:
         settings = PromptApiSettings(
             db=DatabaseSettings(url=url), nats=NatsSettings(url=nats_url), gc_freeze=False
         )
-        app = create_app(settings, configure_logs=False)
+        app = create_app(settings)
         with serve_app(app) as base_url:  # the lifespan migrates the database first
             key, projects = run_blocking(lambda: _make_world(url))
             seeded = [_seed(base_url, key, project) for project in projects]

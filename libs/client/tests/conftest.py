@@ -28,7 +28,7 @@ class ServedApp:
     def __init__(self, settings: PromptApiSettings) -> None:
         self.port = settings.http.port
         self.base_url = f"http://127.0.0.1:{self.port}"
-        app = create_app(settings, configure_logs=False)
+        app = create_app(settings)
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_config=None, access_log=False)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name=f"prompt-api-{self.port}", daemon=True)

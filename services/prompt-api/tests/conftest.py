@@ -100,7 +100,7 @@ async def app_factory(sessions, db_url):
     stack = []
 
     async def make(**kw) -> httpx.AsyncClient:
-        app = create_app(make_settings(db_url, **kw), configure_logs=False)
+        app = create_app(make_settings(db_url, **kw))
         ctx = app.router.lifespan_context(app)
         await ctx.__aenter__()
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://prompt-api")

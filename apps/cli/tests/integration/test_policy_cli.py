@@ -71,7 +71,7 @@ async def api(postgres_database, nats_url):
         migrate_on_startup=False,
         gc_freeze=False,
     )
-    async with serving(create_app(settings, configure_logs=False)) as url:
+    async with serving(create_app(settings)) as url:
         yield Api(url, project, write_key, read_key, reviewed)
 
 

@@ -42,7 +42,7 @@ def _settings(settings_for, db_url, nats_url, *, outbox=False):
 
 
 async def _start(settings):
-    app = create_app(settings, configure_logs=False)
+    app = create_app(settings)
     lifespan = app.router.lifespan_context(app)
     await asyncio.wait_for(lifespan.__aenter__(), timeout=60)
     return app, lifespan

@@ -367,7 +367,7 @@ RULES: list[Rule] = [
 
 
 def test_every_route_of_the_app_has_a_rule(settings_for, tmp_path):
-    app = create_app(settings_for(f"sqlite+aiosqlite:///{tmp_path}/x.db"), configure_logs=False)
+    app = create_app(settings_for(f"sqlite+aiosqlite:///{tmp_path}/x.db"))
     routes = routes_of(app)
     ruled = {(r.method, r.template) for r in RULES}
     assert routes - ruled == set(), "routes without a rule in the tenancy matrix (docs/permissions.md)"

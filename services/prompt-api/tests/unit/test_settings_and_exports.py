@@ -64,7 +64,7 @@ async def test_the_served_app_freezes_its_startup_heap(tmp_path):
         db=DatabaseSettings(url=url), outbox=OutboxSettings(enabled=False), migrate_on_startup=False
     )
     assert settings.gc_freeze
-    app = create_app(settings, configure_logs=False)
+    app = create_app(settings)
     gc.unfreeze()
     try:
         async with app.router.lifespan_context(app):

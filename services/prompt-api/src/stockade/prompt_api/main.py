@@ -43,10 +43,9 @@ _STATUS: dict[type[Exception], tuple[int, str]] = {
 }
 
 
-def create_app(settings: PromptApiSettings | None = None, *, configure_logs: bool = False) -> FastAPI:
-    """``configure_logs`` is ignored: logging is configured once, by ``python -m stockade.prompt_api``
-    (:func:`stockade.runtime.entrypoint.run_service`); the keyword goes once its callers (tests) drop it."""
-    del configure_logs
+def create_app(settings: PromptApiSettings | None = None) -> FastAPI:
+    """The app; it configures no logging (``python -m stockade.prompt_api`` does, once:
+    :func:`stockade.runtime.entrypoint.run_service`)."""
     settings = settings or PromptApiSettings()
 
     async def on_startup(state: ServiceState[PromptApiState]) -> PromptApiState:
