@@ -6,10 +6,14 @@ properties a page shows (an event's stage, duration and score, a run's first eve
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+_POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""A policy name as prompt-api takes it."""
 
 
 class ContractModel(BaseModel):
@@ -42,6 +46,17 @@ class RunEvent(ContractModel):
         if self.policy_name is None:
             return None
         return f"{self.policy_name} v{self.policy_version}" if self.policy_version else self.policy_name
+
+    @property
+    def policy_path(self) -> str | None:
+        """The console's path of the policy version (``<name>?from=<v-1>&to=<v>``), or None when the stored name
+        or version could not be prompt-api's (an agent sends them: never turned into a link unchecked)."""
+        name, version = self.policy_name or "", self.policy_version or ""
+        if not _POLICY_NAME.fullmatch(name):
+            return None
+        if not version.isdigit() or not 0 < int(version) < 10**9:
+            return name
+        return f"{name}?from={max(int(version) - 1, 1)}&to={int(version)}"
 
     @property
     def stage(self) -> str | None:
