@@ -14,6 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stockade.contracts.policy import PolicyRef
+
 
 class EventKind(StrEnum):
     CHECK = "check"
@@ -68,6 +70,25 @@ class ListRecorder:
 
     def record(self, event: GuardrailEvent) -> None:
         self.events.append(event)
+
+
+class PolicyStamp:
+    """Records events with a platform policy version, where they name none (:func:`stamping`)."""
+
+    def __init__(self, inner: EventRecorder, name: str, version: str) -> None:
+        self.inner, self.name, self.version = inner, name, version
+
+    def record(self, event: GuardrailEvent) -> None:
+        if event.policy_name is None:
+            event = event.model_copy(update={"policy_name": self.name, "policy_version": self.version})
+        self.inner.record(event)
+
+
+def stamping(recorder: EventRecorder, ref: PolicyRef | None) -> EventRecorder:
+    """``recorder``, stamping each event with ``ref`` (the version a check ran on) when there is one."""
+    if ref is None or isinstance(recorder, NullRecorder):
+        return recorder
+    return PolicyStamp(recorder, ref.name, str(ref.version))
 
 
 class TeeRecorder:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Required, TypedDict, TypeVar, Unpack
 
@@ -21,7 +21,7 @@ from stockade.guardrails.checks.runner import run_checks, warm
 from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.config_overrides import apply_overrides
 from stockade.guardrails.errors import GuardrailError
-from stockade.guardrails.events import EventRecorder, NullRecorder, TeeRecorder
+from stockade.guardrails.events import EventRecorder, NullRecorder, TeeRecorder, stamping
 from stockade.guardrails.policies import PolicyEngine, ToolCallOptions, ToolCallTicket
 from stockade.guardrails.storage.hook import GuardrailsStorageHook
 from stockade.guardrails.storage.result import FlushResult
@@ -49,6 +49,7 @@ class _Live:
 
     config: GuardrailsConfig
     slots: list[CheckSlot]
+    ref: PolicyRef | None = None  # the platform policy version the configuration is
 
 
 class GuardrailSystem:
@@ -106,7 +107,7 @@ class GuardrailSystem:
         old or wholly on the new version. A changed ``policies`` section starts a new engine (fresh counters);
         ``storage`` keeps the settings it started with."""
         cfg = apply_overrides(config, self._overrides) if self._overrides else config
-        live = _Live(cfg, self._build(cfg))
+        live = _Live(cfg, self._build(cfg), policy_ref)
         policies_changed = cfg.guardrails.policies != self._live.config.guardrails.policies
         self._live, self.policy_ref = live, policy_ref
         if policies_changed:
@@ -121,6 +122,7 @@ class GuardrailSystem:
     @policy_ref.setter
     def policy_ref(self, ref: PolicyRef | None) -> None:
         self.storage.policy_ref = ref
+        self._live = replace(self._live, ref=ref)
 
     def _charge_tokens(self, run_id: str | None, tokens: int) -> None:
         self.policies.record_output_tokens(run_id, tokens)
@@ -260,14 +262,16 @@ class GuardrailSystem:
             raise TypeError(f"text must be str, not {type(text).__name__}")
         if source is not None and not isinstance(source, str):
             raise TypeError(f"source must be str or None, not {type(source).__name__}")
+        live = self._live  # one read: the checks, their settings and the policy version of one configuration
         ctx = CheckContext(
             stage=stage,
             session_id=session_id,
             source=source,
             metadata=dict(metadata or {}),
-            recorder=self.recorder,
+            recorder=stamping(
+                self.recorder, live.ref
+            ),  # a swap meanwhile does not rename this check's version
         )
-        live = self._live  # one read: the checks and their settings of one configuration version
         slots = [s for s in live.slots if stage in s.check.stages]
         if not slots:
             return Verdict.allow(stage.value)
