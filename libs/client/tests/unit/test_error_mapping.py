@@ -44,3 +44,17 @@ def test_status_maps_to_its_class(status, cls):
 def test_a_body_without_the_error_shape_still_maps():
     error = error_from_response(httpx.Response(401, text="<html>proxy says no</html>", request=REQUEST))
     assert type(error) is AuthenticationError and error.code is None and "Unauthorized" in str(error)
+    assert error.server_message is None  # the server said nothing of its own
+
+
+def test_server_message_is_the_servers_words_with_the_problems_it_lists():
+    problems = [{"path": "content", "problem": "too long"}, {"path": "config", "problem": "not an object"}]
+    body = {
+        "error": {"code": "invalid_request", "message": "invalid body", "details": {"problems": problems}}
+    }
+    error = error_from_response(httpx.Response(422, json=body, request=REQUEST))
+    assert error.server_message == "invalid body: too long; not an object"
+    plain = {"error": {"code": "forbidden", "message": "needs the approver tag"}}
+    forbidden = error_from_response(httpx.Response(403, json=plain, request=REQUEST))
+    assert forbidden.server_message == "needs the approver tag"
+    assert "/prompts/" in forbidden.message  # the message still says which call was refused

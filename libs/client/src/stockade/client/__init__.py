@@ -1,7 +1,8 @@
 """stockade.client: the Python client of prompt-api for agents.
 
 ``StockadeClient`` (blocking) and ``AsyncStockadeClient`` (asyncio) have the same methods: get_prompt,
-list_prompts, publish_prompt, rollback, prompt_versions, list_skills, get_skill, get_skill_file, publish_skill, and
+list_prompts, publish_prompt, rollback, prompt_versions, list_skills, get_skill, get_skill_file, publish_skill; the
+Manual review queue list_prompt_proposals, decide_prompt_proposal, list_skill_proposals, decide_skill_proposal; and
 for guardrail policies get_policy, list_policies, policy_versions, publish_policy, rollback_policy, watch_policy.
 """
 
@@ -20,10 +21,14 @@ from stockade.client.models import (
     PolicyProposal,
     PolicySummary,
     PolicyVersion,
+    PromptDecision,
+    PromptProposal,
     PromptSummary,
     PromptVersion,
+    SkillDecision,
     SkillDetail,
     SkillFile,
+    SkillProposal,
     SkillSummary,
     SkillVersion,
     SkillVersionSummary,
@@ -43,13 +48,17 @@ __all__ = [
     "PolicyProposal",
     "PolicySummary",
     "PolicyVersion",
+    "PromptDecision",
+    "PromptProposal",
     "PromptSummary",
     "PromptVersion",
     "PushSettings",
     "RetrySettings",
     "ServerUnavailableError",
+    "SkillDecision",
     "SkillDetail",
     "SkillFile",
+    "SkillProposal",
     "SkillSummary",
     "SkillVersion",
     "SkillVersionSummary",

@@ -28,13 +28,14 @@ from stockade.client.models import (
 from stockade.client.policy_watch import PolicyListener, PolicyWatchers
 from stockade.client.push import PromptPushSubscription
 from stockade.client.redaction import install_httpx_log_redaction
+from stockade.client.reviews import AsyncReviews
 from stockade.client.settings import ClientSettings
 
 T = TypeVar("T")
 log = logging.getLogger("stockade.client")
 
 
-class AsyncStockadeClient:
+class AsyncStockadeClient(AsyncReviews):
     """Prompts and skills from prompt-api, with an ETag cache, optional push refresh and a last good copy.
 
     The key goes in the X-API-Key header on every call but the prompt read, where the spec (4.1) takes it as

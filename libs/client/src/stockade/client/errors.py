@@ -20,11 +20,21 @@ READ_404_MESSAGE = (
 class StockadeClientError(Exception):
     """Base class of every error this client raises."""
 
-    def __init__(self, message: str, *, status_code: int | None = None, code: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        code: str | None = None,
+        server_message: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status_code = status_code
         self.code = code
+        # the server's own words (its error message and the problems it lists), as a page shows them; None when
+        # the server said nothing (unreachable, or a body that is not its error shape)
+        self.server_message = server_message
 
 
 class NotFoundError(StockadeClientError):
@@ -61,30 +71,45 @@ _BY_STATUS: dict[int, type[StockadeClientError]] = {
 }
 
 
-def _server_error(response: httpx.Response) -> tuple[str | None, str]:
+def _server_error(response: httpx.Response) -> tuple[str | None, str, str | None]:
+    """The server's error code, its message, and its message with the problems it lists (None: no error body)."""
     try:
         error = json.loads(response.content)["error"]
-        return str(error["code"]), str(error["message"])
+        code, message = str(error["code"]), str(error["message"])
     except (ValueError, KeyError, TypeError):
-        return None, response.reason_phrase or "error"
+        return None, response.reason_phrase or "error", None
+    details = error.get("details")
+    problems = details.get("problems") if isinstance(details, dict) else None
+    listed = (
+        [str(p.get("problem", p)) for p in problems if isinstance(p, dict)]
+        if isinstance(problems, list)
+        else []
+    )
+    return code, message, f"{message}: {'; '.join(listed)}" if listed else message
 
 
 def error_from_response(
     response: httpx.Response, *, uniform_read: bool = False, what: str = ""
 ) -> StockadeClientError:
     """The exception for a non-success response (the request's query string is never quoted)."""
-    code, server_message = _server_error(response)
+    code, server_message, own_words = _server_error(response)
     status = response.status_code
     where = f"{response.request.method} {response.request.url.path}"
     if status == 404 and uniform_read:
-        return NotFoundError(READ_404_MESSAGE.format(what=what), status_code=404, code=code)
+        return NotFoundError(
+            READ_404_MESSAGE.format(what=what), status_code=404, code=code, server_message=own_words
+        )
     if status >= 500:
         return ServerUnavailableError(
-            f"{where}: server error {status}: {server_message}", status_code=status, code=code
+            f"{where}: server error {status}: {server_message}",
+            status_code=status,
+            code=code,
+            server_message=own_words,
         )
     cls = _BY_STATUS.get(status, StockadeClientError)
     return cls(
         f"{where}: {status} {code}: {server_message}" if code else f"{where}: {status}: {server_message}",
         status_code=status,
         code=code,
+        server_message=own_words,
     )

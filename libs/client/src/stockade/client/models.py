@@ -38,6 +38,38 @@ class PromptSummary(_Body):
     active: PromptVersion | None = None
 
 
+class _Proposal(_Body):
+    """What a proposal of every kind holds (prompt-api's one review mechanism); each kind adds its name and content."""
+
+    id: str
+    project_id: str
+    status: str = Field(description="pending, approved or rejected.")
+    sha256: str
+    commit_message: str | None = None
+    base_version: int | None = Field(default=None, description="The active version when it was proposed.")
+    proposed_by: str
+    proposed_at: datetime
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    comment: str | None = None
+    version: int | None = Field(default=None, description="The version it became, once approved.")
+
+
+class PromptProposal(_Proposal):
+    """A prompt version proposed on a Manual review project (``/prompt-reviews``)."""
+
+    prompt_name: str
+    content: str | list[dict[str, Any]]
+    config: dict[str, Any] | None = None
+
+
+class PromptDecision(_Body):
+    """A decided prompt proposal; ``published`` is the version an approval made active (None: rejected)."""
+
+    proposal: PromptProposal
+    published: PromptVersion | None = None
+
+
 class PolicyVersion(_Body):
     """One immutable version of a guardrail policy (a guardrails configuration as YAML text)."""
 
@@ -60,23 +92,11 @@ class PolicySummary(_Body):
     active: PolicyVersion | None = None
 
 
-class PolicyProposal(_Body):
+class PolicyProposal(_Proposal):
     """A guardrail policy version proposed on a Manual review project (``/policy-reviews``)."""
 
-    id: str
-    project_id: str
     policy_name: str
-    status: str = Field(description="pending, approved or rejected.")
     yaml: str
-    sha256: str
-    commit_message: str | None = None
-    base_version: int | None = Field(default=None, description="The active version when it was proposed.")
-    proposed_by: str
-    proposed_at: datetime
-    decided_by: str | None = None
-    decided_at: datetime | None = None
-    comment: str | None = None
-    version: int | None = Field(default=None, description="The version it became, once approved.")
 
 
 class PolicyDecision(_Body):
@@ -130,3 +150,19 @@ class SkillSummary(_Body):
     latest_version: int
     sha256: str | None = None
     published_at: datetime | None = None
+
+
+class SkillProposal(_Proposal):
+    """A skill version proposed on a Manual review project (``/skill-reviews``): SKILL.md and its files."""
+
+    skill_name: str
+    skill_md: str
+    front_matter: dict[str, Any]
+    files: list[SkillFile] = Field(description="The files beside SKILL.md, by path.")
+
+
+class SkillDecision(_Body):
+    """A decided skill proposal; ``published`` is the version an approval made active (None: rejected)."""
+
+    proposal: SkillProposal
+    published: SkillVersion | None = None

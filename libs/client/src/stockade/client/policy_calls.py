@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 from pydantic import TypeAdapter
 
+from stockade.client import review_calls
 from stockade.client.cache import policy_key
 from stockade.client.calls import Call, Page, _model, _page_params, _paged, _project_listing, _segment
 from stockade.client.models import PolicyDecision, PolicyProposal, PolicySummary, PolicyVersion
@@ -91,13 +92,7 @@ def rollback_policy(
 # --- the Manual review of policies (the console's queue, `stockade policy publish --propose`) -----------------
 def list_policy_proposals(project_id: str, status: str) -> Call[list[PolicyProposal]]:
     """The project's policy proposals with ``status`` (pending: the queue, oldest first; decided: newest first)."""
-    return Call(
-        "GET",
-        "/policy-reviews",
-        _PROPOSALS,
-        params={"project_id": project_id, "status": status, "limit": "200"},
-        what=f"policy proposals of project {project_id!r}",
-    )
+    return review_calls.listing("policy", _PROPOSALS, project_id, status)
 
 
 def propose_policy(
@@ -113,12 +108,4 @@ def decide_policy_proposal(
     project_id: str, proposal_id: str, verdict: str, comment: str | None
 ) -> Call[PolicyDecision]:
     """``verdict``: approve (the answer holds the published version) or reject (a comment is required)."""
-    if verdict not in ("approve", "reject"):
-        raise ValueError("verdict: approve or reject")
-    return Call(
-        "POST",
-        f"/policy-reviews/{_segment(proposal_id)}/{verdict}",
-        _DECISION if verdict == "approve" else _rejection,
-        json={"project_id": project_id, "comment": comment},
-        is_read=False,
-    )
+    return review_calls.decision("policy", _DECISION, _rejection, project_id, proposal_id, verdict, comment)
