@@ -9,61 +9,37 @@ with its status and prompt-api's message. Forms carry the session's CSRF token l
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NoReturn
+from typing import Any, NoReturn
 
 import httpx
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from stockade.client import AsyncStockadeClient
-from stockade.client.errors import ServerUnavailableError, StockadeClientError
-from stockade.client.settings import CacheSettings, ClientSettings
-from stockade.identity.session_keys import session_credential
+from stockade.client.errors import StockadeClientError
 from stockade.model_api import project_directory
 from stockade.model_api.console.pages import render
-from stockade.model_api.console.prompts.api_client import PromptApiRefused, PromptApiUnavailable
 from stockade.model_api.console.prompts.diff import diff_off_loop
 from stockade.model_api.console.prompts.shared import (
+    PromptApiDep,
+    PromptApiRefused,
     ShowInstead,
     checked,
     diff_versions,
     project_of,
     refused,
 )
-from stockade.model_api.deps import DbDep, PageUser, SettingsDep, get_own, read_checked_form
+from stockade.model_api.deps import DbDep, PageUser, SettingsDep, read_checked_form
 
 router = APIRouter()
 
 
-async def policy_client(
-    request: Request, user: PageUser, db: DbDep, settings: SettingsDep
-) -> AsyncStockadeClient:
-    """prompt-api as the signed-in user, through stockade.client (no cache: a page shows what prompt-api holds)."""
-    key = await session_credential(
-        db,
-        console_session_id=user.session_id,
-        user_id=user.user.id,
-        session_token=request.state.session_token,
-        session_expires_at=user.expires_at,
-        deployment=settings.deployment,
-    )
-    http = get_own(request).prompt_api_http
-    return AsyncStockadeClient(
-        key, ClientSettings(base_url=str(http.base_url), cache=CacheSettings(enabled=False)), http_client=http
-    )
-
-
-PolicyClientDep = Annotated[AsyncStockadeClient, Depends(policy_client)]
-
-
-def _refusal(exc: StockadeClientError) -> PromptApiRefused | PromptApiUnavailable:
-    if isinstance(exc, ServerUnavailableError) or exc.status_code is None:
-        return PromptApiUnavailable(exc.message)
-    return PromptApiRefused(exc.status_code, exc.message)
+# prompt-api as the signed-in user through stockade.client, as on the prompt pages
+PolicyClientDep = PromptApiDep
 
 
 def shown(request: Request, user: PageUser, exc: StockadeClientError, project: dict[str, Any]) -> NoReturn:
-    raise ShowInstead(refused(request, user, _refusal(exc), project=project))
+    raise ShowInstead(refused(request, user, exc, project=project))
 
 
 async def open_policies(

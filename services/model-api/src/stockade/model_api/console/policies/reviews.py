@@ -17,9 +17,8 @@ from stockade.client.errors import StockadeClientError
 from stockade.model_api import project_directory
 from stockade.model_api.console.pages import render
 from stockade.model_api.console.policies.pages import PolicyClientDep, open_policies, shown
-from stockade.model_api.console.prompts.api_client import PromptApiRefused
 from stockade.model_api.console.prompts.diff import diff_off_loop
-from stockade.model_api.console.prompts.shared import checked, project_of, refused
+from stockade.model_api.console.prompts.shared import PromptApiRefused, checked, project_of, refused
 from stockade.model_api.deps import DbDep, PageUser, SettingsDep, read_checked_form
 
 router = APIRouter()

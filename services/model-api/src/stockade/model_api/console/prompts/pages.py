@@ -1,8 +1,8 @@
 """Console pages for prompts and skills per project: lists, histories, diffs and rollback (the review queue is
 ``reviews``).
 
-Every read and write goes to prompt-api over its HTTP API as the signed-in user, with the console session's
-short-lived credential (an API key of the user, ``stockade.identity.session_keys``; nothing to paste), so
+Every read and write goes to prompt-api through :mod:`stockade.client` as the signed-in user, with the console
+session's short-lived credential (an API key of the user, ``stockade.identity.session_keys``; nothing to paste), so
 prompt-api alone applies its rules (scope, membership, approver tag); a refusal is shown with its status and
 prompt-api's message. Forms carry the session's CSRF token like every console form.
 """
@@ -13,18 +13,21 @@ import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from stockade.client.errors import StockadeClientError
 from stockade.model_api import project_directory
 from stockade.model_api.console.pages import render
-from stockade.model_api.console.prompts.api_client import PromptApiRefused, PromptApiUnavailable
 from stockade.model_api.console.prompts.diff import diff_off_loop, prompt_text
 from stockade.model_api.console.prompts.shared import (
     PromptApiDep,
+    PromptApiRefused,
     checked,
     diff_versions,
     notice_of,
     open_project_form,
     open_project_page,
     refused,
+    rows,
+    skill_md,
 )
 from stockade.model_api.deps import DbDep, PageUser, SettingsDep
 
@@ -46,14 +49,14 @@ async def project_page(
     page = await open_project_page(request, user, db, api, project_id, missing="no such project")
     api, project = page.api, page.project
     try:
-        prompts = await api.prompts(project_id)
-        skills = await api.skills(project_id)
+        prompts = rows(await api.list_prompts(project_id))
+        skills = rows(await api.list_skills(project_id))
         pending = (
-            [*await api.proposals(project_id), *await api.proposals(project_id, kind="skill")]
+            [*await api.list_prompt_proposals(project_id), *await api.list_skill_proposals(project_id)]
             if project["manual_review"]
             else []
         )
-    except (PromptApiRefused, PromptApiUnavailable) as exc:
+    except StockadeClientError as exc:
         return refused(request, user, exc, project=project)
     who = await project_directory.emails(
         db, {p["active"]["published_by"] for p in prompts if p.get("active")}
@@ -79,11 +82,11 @@ async def prompt_page(
     page = await open_project_page(request, user, db, api, project_id, name, missing="no such prompt")
     api, project = page.api, page.project
     try:
-        versions = await api.versions(project_id, name)
-        listed = await api.prompts(project_id)
-    except (PromptApiRefused, PromptApiUnavailable) as exc:
+        versions = rows(await api.prompt_versions(project_id, name))
+        listed = await api.list_prompts(project_id)
+    except StockadeClientError as exc:
         return refused(request, user, exc, project=project)
-    active = next((p["active_version"] for p in listed if p["prompt_name"] == name), None)
+    active = next((p.active_version for p in listed if p.prompt_name == name), None)
     old, new = diff_versions(request, versions)
     by_number = {v["version"]: v for v in versions}
     diff = None
@@ -130,9 +133,9 @@ async def rollback(
     message = form.get("commit_message").strip() or None
     try:
         published = await api.rollback(project_id, name, int(target), message)
-    except (PromptApiRefused, PromptApiUnavailable) as exc:
+    except StockadeClientError as exc:
         return refused(request, user, exc, project=project)
-    done = {"done": "rollback", "version": published["version"], "source": target}
+    done = {"done": "rollback", "version": str(published.version), "source": target}
     return RedirectResponse(
         f"/projects/{project_id}/prompts/{name}?{httpx.QueryParams(done)}", status_code=303
     )
@@ -146,15 +149,15 @@ async def skill_page(
     page = await open_project_page(request, user, db, api, project_id, name, missing="no such skill")
     api, project = page.api, page.project
     try:
-        detail = await api.skill(project_id, name)
+        detail = (await api.get_skill(project_id, name)).model_dump(mode="json")
         history = detail["history"]
         old, new = diff_versions(request, history)
         diff = None
         if old is not None and new is not None:
             diff = await diff_off_loop(
-                await api.skill_md(project_id, name, old), await api.skill_md(project_id, name, new)
+                await skill_md(api, project_id, name, old), await skill_md(api, project_id, name, new)
             )
-    except (PromptApiRefused, PromptApiUnavailable) as exc:
+    except StockadeClientError as exc:
         return refused(request, user, exc, project=project)
     who = await project_directory.emails(db, {v["published_by"] for v in history})
     return render(

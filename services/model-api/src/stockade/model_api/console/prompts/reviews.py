@@ -1,7 +1,8 @@
 """The Manual review queue of a project: pending prompt and skill proposals with their diffs, approve and reject
 with a comment.
 
-prompt-api decides (write scope, membership, the approver tag), with the signed-in user's own key.
+prompt-api decides (write scope, membership, the approver tag), with the signed-in user's own key through
+:mod:`stockade.client`.
 """
 
 from __future__ import annotations
@@ -13,21 +14,21 @@ import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from stockade.client import AsyncStockadeClient
+from stockade.client.errors import StockadeClientError
 from stockade.model_api import project_directory
 from stockade.model_api.console.pages import render
-from stockade.model_api.console.prompts.api_client import (
-    PromptApiClient,
-    PromptApiRefused,
-    PromptApiUnavailable,
-)
 from stockade.model_api.console.prompts.diff import diff_off_loop, prompt_text
 from stockade.model_api.console.prompts.shared import (
     PromptApiDep,
+    PromptApiRefused,
     checked,
     notice_of,
     open_project_form,
     open_project_page,
     refused,
+    rows,
+    skill_md,
 )
 from stockade.model_api.deps import DbDep, PageUser, SettingsDep
 
@@ -47,9 +48,9 @@ async def reviews_page(
             {**p, "kind": kind, "name": p[f"{kind}_name"]}
             for kind in ("prompt", "skill")
             for status in ("approved", "rejected")
-            for p in await api.proposals(project_id, status, kind)
+            for p in await _proposals(api, project_id, status, kind)
         ]
-    except (PromptApiRefused, PromptApiUnavailable) as exc:
+    except StockadeClientError as exc:
         return refused(request, user, exc, project=project)
     decided.sort(key=lambda p: p["decided_at"] or "", reverse=True)
     pending = [i["proposal"] for i in items]
@@ -70,10 +71,19 @@ async def reviews_page(
     )
 
 
-async def _prompt_items(api: PromptApiClient, project_id: str) -> list[dict[str, Any]]:
+async def _proposals(
+    api: AsyncStockadeClient, project_id: str, status: str, kind: str
+) -> list[dict[str, Any]]:
+    """The project's ``kind`` ("prompt" or "skill") proposals with ``status``."""
+    if kind == "skill":
+        return rows(await api.list_skill_proposals(project_id, status))
+    return rows(await api.list_prompt_proposals(project_id, status))
+
+
+async def _prompt_items(api: AsyncStockadeClient, project_id: str) -> list[dict[str, Any]]:
     """Pending prompt proposals, oldest first, each with its diff against the prompt's active version."""
-    pending = await api.proposals(project_id, "pending")
-    current = {p["prompt_name"]: p for p in await api.prompts(project_id)} if pending else {}
+    pending = await _proposals(api, project_id, "pending", "prompt")
+    current = {p["prompt_name"]: p for p in rows(await api.list_prompts(project_id))} if pending else {}
     items = []
     for p in pending:
         active = (current.get(p["prompt_name"]) or {}).get("active")
@@ -91,19 +101,19 @@ async def _prompt_items(api: PromptApiClient, project_id: str) -> list[dict[str,
     return items
 
 
-async def _skill_items(api: PromptApiClient, project_id: str) -> list[dict[str, Any]]:
+async def _skill_items(api: AsyncStockadeClient, project_id: str) -> list[dict[str, Any]]:
     """Pending skill proposals, oldest first, each with its SKILL.md diff and its files compared with the skill's
     active version (new, changed, unchanged, removed)."""
-    pending = await api.proposals(project_id, "pending", "skill")
-    active = {s["skill_name"]: s["active_version"] for s in await api.skills(project_id)} if pending else {}
+    pending = await _proposals(api, project_id, "pending", "skill")
+    active = {s.skill_name: s.active_version for s in await api.list_skills(project_id)} if pending else {}
     items = []
     for p in pending:
         name, version = p["skill_name"], active.get(p["skill_name"])
         base_md, base_files = "", {}
         if version is not None:
-            base_md = await api.skill_md(project_id, name, version)
-            detail = await api.skill(project_id, name)
-            base_files = {f["path"]: f["sha256"] for f in detail["files"] if f["path"] != "SKILL.md"}
+            base_md = await skill_md(api, project_id, name, version)
+            detail = await api.get_skill(project_id, name)
+            base_files = {f.path: f.sha256 for f in detail.files if f.path != "SKILL.md"}
         files = _file_changes(p["files"], base_files)
         items.append(
             {
@@ -149,19 +159,16 @@ def _decider(kind: str) -> Callable[..., Awaitable[Response]]:
         if verdict not in ("approve", "reject") or not checked(project_id, proposal_id):
             return refused(request, user, PromptApiRefused(404, "no such review action"), project=project)
         comment = form.get("comment").strip() or None
+        decide = api.decide_skill_proposal if kind == "skill" else api.decide_prompt_proposal
         try:
-            answer = await api.decide(project_id, proposal_id, verdict, comment, kind)
-        except (PromptApiRefused, PromptApiUnavailable) as exc:
+            answer = (await decide(project_id, proposal_id, verdict, comment)).model_dump(mode="json")
+        except StockadeClientError as exc:
             return refused(request, user, exc, project=project)
-        name = f"{kind}_name"
-        if verdict == "approve":
-            done = {
-                "done": "approved",
-                "prompt": answer["published"][name],
-                "version": answer["published"]["version"],
-            }
+        name, published = f"{kind}_name", answer["published"]
+        if published is not None:
+            done = {"done": "approved", "prompt": published[name], "version": published["version"]}
         else:
-            done = {"done": "rejected", "prompt": answer[name]}
+            done = {"done": "rejected", "prompt": answer["proposal"][name]}
         return RedirectResponse(f"/projects/{project_id}/reviews?{httpx.QueryParams(done)}", status_code=303)
 
     return decide

@@ -1,34 +1,60 @@
-"""What the prompt and skill pages share: the user's prompt-api client (the console session's short-lived
-credential, ``stockade.identity.session_keys``), the refusal page, checked path values, the project's display
-facts and the notices after a redirect."""
+"""What the prompt, skill and policy pages share: the user's prompt-api client (:mod:`stockade.client` with the
+console session's short-lived credential, ``stockade.identity.session_keys``), the refusal page, checked path
+values, the project's display facts and the notices after a redirect."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-import httpx
 from fastapi import Depends, Request
 from fastapi.responses import Response
+from pydantic import BaseModel
 
+from stockade.client import AsyncStockadeClient
+from stockade.client.errors import ServerUnavailableError, StockadeClientError
+from stockade.client.settings import CacheSettings, ClientSettings
 from stockade.identity.session_keys import session_credential
 from stockade.model_api import project_directory
 from stockade.model_api.body import Form
 from stockade.model_api.console.pages import render
-from stockade.model_api.console.prompts.api_client import PromptApiClient, PromptApiRefused
 from stockade.model_api.deps import DbDep, PageUser, SettingsDep, get_own, read_checked_form
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
-def _http(request: Request) -> httpx.AsyncClient:
-    return get_own(request).prompt_api_http
+class PromptApiRefused(Exception):
+    """prompt-api answered no (401, 403, 404, 422 ...), or the console refuses a value itself: the status and
+    prompt-api's own message, as the page shows them."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
-async def prompt_api(request: Request, user: PageUser, db: DbDep, settings: SettingsDep) -> PromptApiClient:
+class PromptApiUnavailable(Exception):
+    """prompt-api did not answer, or failed (503 on the console)."""
+
+
+def refusal(exc: StockadeClientError) -> PromptApiRefused | PromptApiUnavailable:
+    """What a page shows for a failed call: prompt-api's status and its own words (not the client's summary)."""
+    if isinstance(exc, ServerUnavailableError) or exc.status_code is None:  # never the service's address
+        failed = (
+            f"prompt-api failed ({exc.status_code})" if exc.status_code else "prompt-api cannot be reached"
+        )
+        return PromptApiUnavailable(failed)
+    return PromptApiRefused(exc.status_code, exc.server_message or exc.message)
+
+
+async def prompt_api(
+    request: Request, user: PageUser, db: DbDep, settings: SettingsDep
+) -> AsyncStockadeClient:
     """prompt-api as the signed-in user: every call carries the session's short-lived credential, an API key of
-    this user that prompt-api checks like any other (spec 5.1), made or reused here, never pasted."""
+    this user that prompt-api checks like any other (spec 5.1), made or reused here, never pasted. No cache: a
+    page shows what prompt-api holds now."""
     key = await session_credential(
         db,
         console_session_id=user.session_id,
@@ -37,13 +63,29 @@ async def prompt_api(request: Request, user: PageUser, db: DbDep, settings: Sett
         session_expires_at=user.expires_at,
         deployment=settings.deployment,
     )
-    return PromptApiClient(_http(request), key)
+    http = get_own(request).prompt_api_http
+    return AsyncStockadeClient(
+        key, ClientSettings(base_url=str(http.base_url), cache=CacheSettings(enabled=False)), http_client=http
+    )
 
 
-PromptApiDep = Annotated[PromptApiClient, Depends(prompt_api)]
+PromptApiDep = Annotated[AsyncStockadeClient, Depends(prompt_api)]
+
+
+def rows(found: Sequence[BaseModel]) -> list[dict[str, Any]]:
+    """The client's models as the templates read them (JSON values: times as ISO text)."""
+    return [item.model_dump(mode="json") for item in found]
+
+
+async def skill_md(api: AsyncStockadeClient, project_id: str, name: str, version: int) -> str:
+    """A version's SKILL.md as text (what the diffs compare)."""
+    found = await api.get_skill_file(project_id, name, "SKILL.md", version)
+    return found.decode("utf-8", errors="replace")
 
 
 def refused(request: Request, user: PageUser, exc: Exception, **context: Any) -> Response:
+    if isinstance(exc, StockadeClientError):
+        exc = refusal(exc)
     if isinstance(exc, PromptApiRefused):
         hint = " Sign in again." if exc.status == 401 else ""
         errors = [f"prompt-api refused ({exc.status}): {exc.message}.{hint}"]
@@ -68,7 +110,7 @@ class ShowInstead(Exception):
 class ProjectPage:
     """What a project's page starts from: the user's prompt-api client and the project's display facts."""
 
-    api: PromptApiClient
+    api: AsyncStockadeClient
     project: dict[str, Any]
 
 
@@ -76,7 +118,7 @@ async def open_project_page(
     request: Request,
     user: PageUser,
     db: DbDep,
-    api: PromptApiClient,
+    api: AsyncStockadeClient,
     project_id: str,
     *names: str,
     missing: str,
@@ -101,7 +143,7 @@ async def open_project_form(
     user: PageUser,
     db: DbDep,
     settings: SettingsDep,
-    api: PromptApiClient,
+    api: AsyncStockadeClient,
     project_id: str,
 ) -> ProjectForm:
     """The form read and its CSRF token checked (403 otherwise), then as :func:`open_project_page` without the
