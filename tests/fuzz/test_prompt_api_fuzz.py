@@ -58,6 +58,7 @@ class World:
     projects: list[str]
     proposals: list[str]
     skill_proposals: list[str]
+    policy_proposals: list[str]
 
 
 WORLD: list[World] = []  # set by the module fixture; read by the hooks while examples are generated
@@ -89,12 +90,18 @@ SKILL_FILES = {
     "references/levels.md": "# Levels\n",
     "scripts/run.sh": "#!/bin/sh\necho hi\n",
 }
-SEEDED = {"prompt_name": "greeting", "skill_name": "triage", "path": "notes.txt"}  # no "/": kept as sent
+SEEDED = {
+    "prompt_name": "greeting",
+    "skill_name": "triage",
+    "policy_name": "support",
+    "path": "notes.txt",  # no "/": kept as sent
+}
+POLICY_YAML = "guardrails:\n  checks:\n    pii:\n      enabled: true\n      default_action: {action}\n"
 
 
-def _seed(base_url: str, key: str, project: str) -> tuple[list[str], list[str]]:
-    """A prompt with two versions, a skill with files and (under review) prompt and skill proposals, so reads,
-    rollbacks and decisions find something; returns the prompt and the skill proposals' ids."""
+def _seed(base_url: str, key: str, project: str) -> tuple[list[str], list[str], list[str]]:
+    """A prompt and a guardrail policy with two versions each, a skill with files and (under review) prompt,
+    skill and policy proposals, so reads, rollbacks and decisions find something; returns the proposals' ids."""
     headers = {"X-API-Key": key}
     for text in ("Hello {{name}}", "Hi {{name}}"):
         body = {"project_id": project, "prompt_name": "greeting", "content": text}
@@ -120,7 +127,17 @@ def _seed(base_url: str, key: str, project: str) -> tuple[list[str], list[str]]:
         r = requests.post(f"{base_url}/skills/triage/proposals", json=body, headers=headers, timeout=30)
         if r.status_code == 201:
             skill_proposals.append(r.json()["id"])
-    return proposals, skill_proposals
+    for action in ("block", "mask"):
+        body = {"project_id": project, "policy_name": "support", "yaml": POLICY_YAML.format(action=action)}
+        r = requests.post(f"{base_url}/policies/active-version", json=body, headers=headers, timeout=30)
+        assert r.status_code == 201, r.text
+    policy_proposals = []
+    for action in ("block", "mask", "allow", "block"):
+        body = {"project_id": project, "yaml": POLICY_YAML.format(action=action)}
+        r = requests.post(f"{base_url}/policies/support/proposals", json=body, headers=headers, timeout=30)
+        if r.status_code == 201:
+            policy_proposals.append(r.json()["id"])
+    return proposals, skill_proposals, policy_proposals
 
 
 @pytest.fixture(scope="module")
@@ -133,9 +150,10 @@ def world(postgres_url: str, nats_url: str, serve_app) -> Iterator[World]:
         with serve_app(app) as base_url:  # the lifespan migrates the database first
             key, projects = run_blocking(lambda: _make_world(url))
             seeded = [_seed(base_url, key, project) for project in projects]
-            proposals = [p for prompt_ids, _ in seeded for p in prompt_ids]
-            skill_proposals = [p for _, skill_ids in seeded for p in skill_ids]
-            WORLD.append(World(base_url, key, projects, proposals, skill_proposals))
+            proposals = [p for prompt_ids, _, _ in seeded for p in prompt_ids]
+            skill_proposals = [p for _, skill_ids, _ in seeded for p in skill_ids]
+            policy_proposals = [p for _, _, policy_ids in seeded for p in policy_ids]
+            WORLD.append(World(base_url, key, projects, proposals, skill_proposals, policy_proposals))
             try:
                 yield WORLD[-1]
             finally:
@@ -150,8 +168,9 @@ def flatmap_query(ctx, query):
         return st.just(query)
     world = WORLD[-1]
     real = [{**query, "project_id": p} for p in reversed(world.projects)]  # the review project first
-    if "prompt_name" in query:
-        real = [{**r, "prompt_name": SEEDED["prompt_name"]} for r in real]
+    for name in ("prompt_name", "policy_name"):
+        if name in query:
+            real = [{**r, name: SEEDED[name]} for r in real]
     if "api_key" in query:
         real = [{**r, "api_key": world.key} for r in real]
     return st.sampled_from([*real, query])
@@ -164,7 +183,14 @@ def flatmap_path_parameters(ctx, path_parameters):
     seeded = {k: v for k, v in SEEDED.items() if k in path_parameters}
     if "proposal_id" in path_parameters:  # approve and reject get proposals of their own to decide
         path = ctx.operation.path if ctx.operation is not None else ""
-        proposals = WORLD[-1].skill_proposals if path.startswith("/skill-reviews") else WORLD[-1].proposals
+        world = WORLD[-1]
+        proposals = (
+            world.skill_proposals
+            if path.startswith("/skill-reviews")
+            else world.policy_proposals
+            if path.startswith("/policy-reviews")
+            else world.proposals
+        )
         mine = (
             proposals[0::2]
             if path.endswith("/approve")
@@ -184,6 +210,9 @@ def flatmap_body(ctx, body):
     if "skill_md" in body:  # a valid SKILL.md whose name matches, so a publish or a proposal can succeed
         named = {"skill_name": "triage"} if "skill_name" in body else {}
         real = [{**r, **named, "skill_md": SKILL_MD, "files": SKILL_FILES} for r in real] + real
+    if "yaml" in body:  # a valid guardrails configuration, so a publish or a proposal can succeed
+        named = {"policy_name": SEEDED["policy_name"]} if "policy_name" in body else {}
+        real = [{**r, **named, "yaml": POLICY_YAML.format(action="block")} for r in real] + real
     if "comment" in body or set(body) == {"project_id"}:  # a decision: a rejection needs a comment
         real = [{**r, "comment": "needs work"} for r in real] + real
     return st.sampled_from([*real, body])
