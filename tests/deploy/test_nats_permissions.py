@@ -344,7 +344,10 @@ def test_agents_conf_grants_exactly_what_the_agent_code_uses() -> None:
         ("stream", subjects.AGENT_REPLY_WILDCARD),
         ("service", subjects.TRUST_SUBMIT_WILDCARD),
         ("stream", push.PROMPT_PUBLISHED_WILDCARD),
-        ("stream", subjects.POLICY_PUBLISHED_WILDCARD),  # GuardrailSystem.from_platform (stockade.client push)
+        (
+            "stream",
+            subjects.POLICY_PUBLISHED_WILDCARD,
+        ),  # GuardrailSystem.from_platform (stockade.client push)
         ("service", catalogue.MODEL_CMD_GET),
         ("stream", catalogue.MODEL_CHANGED),
         ("stream", catalogue.DBCONFIG_ACTIVATED),

@@ -161,7 +161,9 @@ def _print_summary(cfg: StackConfig, demo: DemoInfo | None) -> None:
                 f"  prompts and skills  http://{cfg.host}:{cfg.model_port}/projects (signed in, no key to paste)"
             )
             policy = f"http://{cfg.host}:{cfg.model_port}/projects/{demo.project_id}/policies/support-bot"
-            print(f"  demo agent          `stockade demo-agent` in another terminal; its guardrail policy: {policy}")
+            print(
+                f"  demo agent          `stockade demo-agent` in another terminal; its guardrail policy: {policy}"
+            )
         url = f"http://{cfg.host}:{cfg.prompt_port}/prompts?project_id={demo.project_id}"
         print(f"  try:  curl -H 'X-API-Key: {demo.api_key}' '{url}'")
     print("\nPress Ctrl-C to stop.", flush=True)
