@@ -2,6 +2,7 @@
 started with, the next one runs wholly on the new version, and a version that does not build changes nothing."""
 
 import asyncio
+import logging
 
 import pytest
 
@@ -9,6 +10,7 @@ from stockade.contracts import PolicyRef
 from stockade.guardrails import ConfigError, GuardrailSystem
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.config import Stage
+from stockade.guardrails.checks.registry import register_check
 from stockade.guardrails.config import GuardrailsConfig
 from stockade.guardrails.verdict import CheckResult
 
@@ -66,3 +68,54 @@ async def test_a_version_that_does_not_build_changes_nothing():
     assert system.policy_ref == PolicyRef(name="p", version=1)
     assert system.config.guardrails.checks.exfiltration.enabled
     assert (await system.check_output(LEAK)).action.value == "block"
+
+
+class Leaky:
+    """A check whose resource fails to close (after the others' closes are under way)."""
+
+    name = "leaky"
+    stages = frozenset({Stage.OUTPUT})
+
+    def __init__(self, fails: bool) -> None:
+        self.fails, self.closed = fails, asyncio.Event()
+
+    async def run(self, text: str, ctx: CheckContext) -> CheckResult:
+        return CheckResult(check=self.name)
+
+    async def aclose(self) -> None:
+        self.closed.set()
+        if self.fails:
+            raise OSError("pool already broken")
+
+
+async def test_a_replaced_check_that_fails_to_close_is_logged_and_the_others_still_close():
+    failing, fine = Leaky(fails=True), Leaky(fails=False)
+    register_check("leaky_a", lambda cfg: _named(failing, "leaky_a"))
+    register_check("leaky_b", lambda cfg: _named(fine, "leaky_b"))
+    two = {"guardrails": {"checks": {**NO_PII, "custom": {"leaky_a": {}, "leaky_b": {}}}}}
+    system, lines = GuardrailSystem(two), Lines()
+    logger = logging.getLogger("stockade.guardrails.platform")
+    logger.addHandler(lines)
+    try:
+        await system.check_output("hello")  # checks ran on this loop: closes run here too
+        system.adopt(GuardrailsConfig.from_dict(LENIENT), PolicyRef(name="p", version=2))
+        await asyncio.wait_for(asyncio.gather(failing.closed.wait(), fine.closed.wait()), 10)
+        await asyncio.sleep(0)  # the close task logs after the failing aclose() returns
+        assert any("closing check 'leaky_a' of a replaced version failed" in line for line in lines.lines)
+        assert (await system.check_output(LEAK)).action.value == "allow"  # the new version runs
+    finally:
+        logger.removeHandler(lines)
+
+
+def _named(check: Leaky, name: str) -> Leaky:
+    check.name = name
+    return check
+
+
+class Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())

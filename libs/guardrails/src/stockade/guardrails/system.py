@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Required, TypedDict, TypeVar, Unpack
 
 from stockade.contracts.policy import PolicyRef
-from stockade.guardrails.checks.base import CheckContext, Closes, ContentCheck, SpendsTokens
+from stockade.guardrails.checks.base import CheckContext, ContentCheck, SpendsTokens
 from stockade.guardrails.checks.config import Stage
 from stockade.guardrails.checks.registry import CheckSlot, build_enabled
 from stockade.guardrails.checks.runner import run_checks, warm
@@ -22,6 +22,7 @@ from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.config_overrides import apply_overrides
 from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.events import EventRecorder, NullRecorder, TeeRecorder, stamping
+from stockade.guardrails.live import Live, Retirements, close_checks
 from stockade.guardrails.policies import PolicyEngine, ToolCallOptions, ToolCallTicket
 from stockade.guardrails.storage.hook import GuardrailsStorageHook
 from stockade.guardrails.storage.result import FlushResult
@@ -41,15 +42,6 @@ class ContextCheckOptions(CheckOptions, total=False):
     """The keywords of ``check_context`` and ``check_context_sync`` (``source`` is required)."""
 
     source: Required[str | None]
-
-
-@dataclass(frozen=True)
-class _Live:
-    """The configuration a system runs on and the checks built from it, swapped as one (:meth:`adopt`)."""
-
-    config: GuardrailsConfig
-    slots: list[CheckSlot]
-    ref: PolicyRef | None = None  # the platform policy version the configuration is
 
 
 class GuardrailSystem:
@@ -77,7 +69,8 @@ class GuardrailSystem:
         if self.storage.enabled:
             self.recorder = self.storage if recorder is None else TeeRecorder(recorder, self.storage)
         self._added: list[CheckSlot] = []  # add_check()'s, kept when from_platform swaps the configuration
-        self._live = _Live(cfg, self._build(cfg))
+        self._live = Live(cfg, self._build(cfg))
+        self._retired = Retirements()  # checks of replaced versions, closed once their running checks end
 
         # --- Agent hooks (spec 1: tool authorization, rate limiting): see the ``policies`` property -------
         self._policies: PolicyEngine | None = None
@@ -104,14 +97,16 @@ class GuardrailSystem:
     def adopt(self, config: GuardrailsConfig, policy_ref: PolicyRef | None) -> None:
         """Swap to ``config`` between checks: its checks are built first (an error leaves the system as it was),
         then configuration, checks and ``policy_ref`` change in one assignment, so a check runs wholly on the
-        old or wholly on the new version. A changed ``policies`` section starts a new engine (fresh counters);
+        old or wholly on the new version; the old version's checks are closed once the checks already running
+        on it have ended (:mod:`stockade.guardrails.live`). A changed ``policies`` section starts a new engine (fresh counters);
         ``storage`` keeps the settings it started with."""
         cfg = apply_overrides(config, self._overrides) if self._overrides else config
-        live = _Live(cfg, self._build(cfg), policy_ref)
-        policies_changed = cfg.guardrails.policies != self._live.config.guardrails.policies
+        live = Live(cfg, self._build(cfg), policy_ref)
+        old = self._live
         self._live, self.policy_ref = live, policy_ref
-        if policies_changed:
+        if cfg.guardrails.policies != old.config.guardrails.policies:
             self._policies = None
+        self._retired.retire(old, kept=live.slots)  # closed once the checks running on it end (bounded wait)
 
     @property
     def policy_ref(self) -> PolicyRef | None:
@@ -241,10 +236,9 @@ class GuardrailSystem:
         await asyncio.gather(*(warm(slot) for slot in self._live.slots))
 
     async def aclose(self) -> None:
-        """Close pooled connections of checks that hold them, and from_platform's own client (its push)."""
-        for slot in self._live.slots:
-            if isinstance(slot.check, Closes):
-                await slot.check.aclose()
+        """Close pooled connections of checks that hold them (replaced versions' too), and from_platform's own
+        client (its push)."""
+        await close_checks([*self._retired.take(), *(slot.check for slot in self._live.slots)])
         client = getattr(self, "_platform_client", None)
         if client is not None:
             await asyncio.to_thread(client.close)
@@ -263,6 +257,19 @@ class GuardrailSystem:
         if source is not None and not isinstance(source, str):
             raise TypeError(f"source must be str or None, not {type(source).__name__}")
         live = self._live  # one read: the checks, their settings and the policy version of one configuration
+        self._retired.loop = asyncio.get_running_loop()
+        with live.runs.running():  # a swap meanwhile closes this version's checks only once this has ended
+            return await self._run_on(live, stage, text, session_id, metadata, source)
+
+    async def _run_on(
+        self,
+        live: Live,
+        stage: Stage,
+        text: str,
+        session_id: str | None,
+        metadata: dict[str, Any] | None,
+        source: str | None,
+    ) -> Verdict:
         ctx = CheckContext(
             stage=stage,
             session_id=session_id,
