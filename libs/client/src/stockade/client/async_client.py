@@ -25,7 +25,7 @@ from stockade.client.models import (
     SkillSummary,
     SkillVersion,
 )
-from stockade.client.policy_watch import PolicyListener, PolicyWatchers
+from stockade.client.policy_watch import PolicyListener, PolicyWatchers, poll_policies
 from stockade.client.push import PromptPushSubscription
 from stockade.client.redaction import install_httpx_log_redaction
 from stockade.client.reviews import AsyncReviews
@@ -61,6 +61,7 @@ class AsyncStockadeClient(AsyncReviews):
         # the latest push-triggered refresh of each prompt: a read meanwhile waits for it instead of asking twice
         self._refreshing: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._policy_watchers = PolicyWatchers()
+        self._poll_task: asyncio.Task[None] | None = None  # re-reads the watched policies push does not bring
 
     def __repr__(self) -> str:
         return f"AsyncStockadeClient(base_url={self._core.base_url!r})"
@@ -267,13 +268,19 @@ class AsyncStockadeClient(AsyncReviews):
         current: PolicyVersion | None = None,
     ) -> bool:
         """Call ``listener`` (on this loop) with each version of the policy that becomes active, once each;
-        ``current`` is the version the caller runs on now. True when push follows the project's policy events."""
+        ``current`` is the version the caller runs on now. True when push follows the project's policy events;
+        what push does not bring is re-read every ``settings.policy_poll_s`` (0: never)."""
         self._policy_watchers.add(project_id, policy_name, listener)
         if current is not None:
             self._policy_watchers.told(current)
+        if self._core.settings.policy_poll_s > 0 and self._poll_task is None:
+            polling = poll_policies(self._policy_watchers, self._core, self._refresh_policy)
+            self._poll_task = asyncio.get_running_loop().create_task(polling)
+            self._refreshes.add(self._poll_task)  # cancelled by aclose()
         if self._push is None:
             return False
         await self._push.follow_policies(project_id, policy_name)
+        self._policy_watchers.pushed(project_id, policy_name)
         return True
 
     def _schedule_policy_refresh(self, project_id: str, policy_name: str) -> None:

@@ -62,3 +62,9 @@ class ClientSettings(BaseModel):
     retry: RetrySettings = Field(default_factory=RetrySettings, description="Read retries.")
     cache: CacheSettings = Field(default_factory=CacheSettings, description="ETag cache and last good copy.")
     push: PushSettings = Field(default_factory=PushSettings, description="Push refresh over NATS.")
+    policy_poll_s: float = Field(
+        default=30.0,
+        ge=0,
+        description="A watched guardrail policy that push does not bring (no push.nats_url, the subject not "
+        "granted, NATS disconnected) is re-read this often (ETag: a 304 when unchanged); 0: never.",
+    )

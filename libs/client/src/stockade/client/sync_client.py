@@ -13,6 +13,7 @@ import httpx
 
 from stockade.client import calls, policy_calls
 from stockade.client.background_push import BackgroundPush
+from stockade.client.cache import policy_key
 from stockade.client.calls import Call, Page
 from stockade.client.core import ClientCore, not_found_version
 from stockade.client.errors import ServerUnavailableError, StockadeClientError
@@ -62,6 +63,12 @@ class StockadeClient(SyncReviews):
         self._refreshing: dict[tuple[str, str], threading.Event] = {}
         self._refreshing_lock = threading.Lock()
         self._policy_watchers = PolicyWatchers()
+        self._poller: threading.Thread | None = None  # re-reads the watched policies push does not bring
+        self._closing = threading.Event()
+
+    @property
+    def settings(self) -> ClientSettings:
+        return self._core.settings
 
     def __repr__(self) -> str:
         return f"StockadeClient(base_url={self._core.base_url!r})"
@@ -87,6 +94,9 @@ class StockadeClient(SyncReviews):
             self._push = push
 
     def close(self) -> None:
+        self._closing.set()
+        if self._poller is not None:  # a poll under way ends within one request's timeout and retries
+            self._poller.join(self._core.settings.timeout_s * self._core.settings.retry.attempts + 5)
         if self._push is not None:
             self._push.stop()
             self._push = None
@@ -258,14 +268,28 @@ class StockadeClient(SyncReviews):
     ) -> bool:
         """Call ``listener`` (in the push thread) with each version of the policy that becomes active, once each;
         ``current`` is the version the caller runs on now. True when push follows the project's policy events;
-        False without push (``settings.push.nats_url`` unset or NATS unreachable): then nothing is delivered."""
+        False without push (``settings.push.nats_url`` unset or NATS unreachable). Whatever push does not bring
+        (no push, a refused subject, a disconnection) is re-read every ``settings.policy_poll_s`` instead."""
         self._policy_watchers.add(project_id, policy_name, listener)
         if current is not None:
             self._policy_watchers.told(current)
+        interval = self._core.settings.policy_poll_s
+        if interval > 0 and self._poller is None:
+            self._poller = threading.Thread(target=self._poll, args=(interval,), daemon=True)
+            self._poller.start()
         if self._push is None:
             return False
         self._push.follow_policies(project_id, policy_name, self._core.settings.push.connect_timeout_s)
+        self._policy_watchers.pushed(project_id, policy_name)
         return True
+
+    def _poll(self, interval: float) -> None:
+        while not self._closing.wait(interval):
+            for project_id, policy_name in self._policy_watchers.to_poll(self._core.push_active):
+                self._core.cache.invalidate(
+                    policy_key(project_id, policy_name)
+                )  # revalidate: 304 if unchanged
+                self._refresh_policy(project_id, policy_name)
 
     def _refresh_policy(self, project_id: str, policy_name: str) -> None:
         try:

@@ -8,8 +8,10 @@
   skipped for the disk copy the same way, with an ERROR.
 - Activations are followed by push (the client's push refresh on ``policy.published.v1.<project>``): the new
   version is built on the client's push thread and swapped in between checks (:meth:`GuardrailSystem.adopt`); one
-  that fails to build leaves the system on the last good version with an ERROR. Without push (no
-  ``push.nats_url``, NATS unreachable) a new version applies at the next start, and a WARNING says so.
+  that fails to build leaves the system on the last good version with an ERROR. What push does not bring (no
+  ``push.nats_url``, NATS unreachable or disconnected, the subject not granted) the client re-reads every
+  ``settings.policy_poll_s`` (ETag; default 30 s), and a WARNING says so. A replaced version's checks are
+  closed once the checks running on them end (:mod:`stockade.guardrails.live`).
 - ``system.policy_ref`` names the version in use; every stored guardrail event carries it.
 """
 
@@ -136,10 +138,14 @@ def from_platform(
         log.warning("%s", exc)
         following = False
     if not following:
+        every = client.settings.policy_poll_s  # the client re-reads what push does not bring
         log.warning(
-            "push refresh is off (no push.nats_url, or NATS unreachable): a new version of policy %r applies "
-            "at the next start",
+            "push refresh is off for policy %r (no push.nats_url, NATS unreachable, or the subject not "
+            "granted): %s",
             policy_name,
+            f"following it by polling prompt-api every {every:g} s"
+            if every
+            else "a new version applies at the next start (settings.policy_poll_s is 0)",
         )
     if owned:  # kept alive with the system; aclose() closes it (its push thread)
         system._platform_client = client  # type: ignore[attr-defined]
