@@ -14,6 +14,7 @@ import pytest
 import uvicorn
 
 from stockade import identity
+from stockade.identity.directory import find_user
 from stockade.prompt_api.main import create_app
 from stockade.prompt_api.migrate import upgrade
 from stockade.prompt_api.settings import LimitSettings, OutboxSettings, PromptApiSettings
@@ -135,3 +136,30 @@ async def world(postgres_database, nats_url) -> Iterator[World]:
         yield World(server.base_url, server, postgres_database, **seeded)
     finally:
         await asyncio.to_thread(server.stop)
+
+
+@dataclass
+class ReviewProject:
+    project_id: str  # Manual review, in the world's organisation
+    proposer_key: str  # alice, write scope, member without the approver tag
+    approver_key: str  # bob, write scope, member with the approver tag
+
+
+@pytest.fixture
+async def review_project(world: World) -> ReviewProject:
+    """A Manual review project next to the world's (the world's own seed is left as it is)."""
+    engine = create_engine(world.db_url)
+    try:
+        async with session_factory(engine)() as s:
+            project = await identity.create_project(s, world.org_id, "reviewed", flow="manual-review")
+            bob = await identity.create_user(s, "bob@example.com")
+            alice = await find_user(s, "alice@example.com")
+            for user_id in (alice.id, bob.id):  # members as alice is of the world's project
+                await identity.add_project_member(s, project.id, user_id)
+            await identity.grant_tag(s, project.id, bob.id)
+            proposer = await identity.create_api_key(s, alice.id, scope="write")
+            approver = await identity.create_api_key(s, bob.id, scope="write")
+            await s.commit()
+    finally:
+        await engine.dispose()
+    return ReviewProject(project.id, proposer.key, approver.key)
