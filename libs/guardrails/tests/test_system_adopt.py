@@ -3,6 +3,7 @@ started with, the next one runs wholly on the new version, and a version that do
 
 import asyncio
 import logging
+import threading
 
 import pytest
 
@@ -10,8 +11,9 @@ from stockade.contracts import PolicyRef
 from stockade.guardrails import ConfigError, GuardrailSystem
 from stockade.guardrails.checks.base import CheckContext
 from stockade.guardrails.checks.config import Stage
-from stockade.guardrails.checks.registry import register_check
+from stockade.guardrails.checks.registry import CheckSlot, register_check
 from stockade.guardrails.config import GuardrailsConfig
+from stockade.guardrails.live import Live, Retirements, entered
 from stockade.guardrails.verdict import CheckResult
 
 NO_PII = {"pii": {"enabled": False}}
@@ -119,3 +121,26 @@ class Lines(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(record.getMessage())
+
+
+async def test_a_check_that_never_ends_holds_its_version_open_only_for_the_bounded_wait():
+    hung = Leaky(fails=False)
+    live = Live(GuardrailsConfig.from_dict(LENIENT), [CheckSlot(hung, 5.0)])
+    retired, lines = Retirements(), Lines()
+    logger = logging.getLogger("stockade.guardrails.platform")
+    logger.addHandler(lines)
+    try:
+        assert live.runs.enter()  # a check in flight that never ends
+        retired.retire(live, kept=[], after_s=0.2)
+        assert not hung.closed.is_set()
+        await asyncio.wait_for(asyncio.to_thread(_wait_closed, hung), 10)  # closed by the bounded wait
+        assert any("still ran on it after 0.2 s" in line for line in lines.lines)
+        assert not live.runs.enter()  # and no new check starts on it: they read the new version
+        assert entered(iter([live, Live(live.config, [])]).__next__) is not live
+    finally:
+        logger.removeHandler(lines)
+
+
+def _wait_closed(check: Leaky) -> None:
+    while not check.closed.is_set():
+        threading.Event().wait(0.02)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from stockade.contracts.policy import PolicyRef
@@ -27,28 +26,32 @@ CLOSE_TIMEOUT_S = 10.0  # one check's aclose()
 
 class Runs:
     """How many checks run on one configuration now; thread-safe (checks run on the agent's loops, swaps on the
-    push thread). ``when_idle`` runs its callback once no check runs any more (at once if none runs)."""
+    push thread). Once retired (``when_idle``) it admits no new check: ``enter`` says False, and the caller
+    reads the system's configuration again. ``when_idle``'s callback runs once no check runs on it any more."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._count = 0
+        self._retired = False
         self._on_idle: Callable[[], None] | None = None
 
-    @contextmanager
-    def running(self) -> Iterator[None]:
+    def enter(self) -> bool:
         with self._lock:
+            if self._retired:
+                return False
             self._count += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._count -= 1
-                idle, self._on_idle = (self._on_idle, None) if self._count == 0 else (None, self._on_idle)
-            if idle is not None:
-                idle()
+            return True
+
+    def exit(self) -> None:
+        with self._lock:
+            self._count -= 1
+            idle, self._on_idle = (self._on_idle, None) if self._count == 0 else (None, self._on_idle)
+        if idle is not None:
+            idle()
 
     def when_idle(self, callback: Callable[[], None]) -> None:
         with self._lock:
+            self._retired = True
             if self._count:
                 self._on_idle = callback
                 return
@@ -65,15 +68,30 @@ class Live:
     runs: Runs = field(default_factory=Runs, compare=False)
 
 
+def entered(current: Callable[[], Live]) -> Live:
+    """``current()``, counted as running one more check; one a swap retired between the read and the count is
+    read again (the new one), so a check never starts on a version whose close has begun."""
+    live = current()
+    while not live.runs.enter():
+        live = current()
+    return live
+
+
 async def close_checks(checks: list[ContentCheck]) -> None:
     """``aclose()`` every check that has one, each bounded; a failure is logged and the others still close."""
     for check in checks:
         if not isinstance(check, Closes):
             continue
+        name = getattr(check, "name", check)
         try:
             await asyncio.wait_for(check.aclose(), CLOSE_TIMEOUT_S)
         except Exception as exc:
-            log.error("closing check %r of a replaced version failed: %s", getattr(check, "name", check), exc)
+            log.error("closing check %r of a replaced version failed: %s", name, exc)
+        except (
+            asyncio.CancelledError
+        ):  # its loop is ending (the asyncio.run of a _sync call): said, not hidden
+            log.error("closing check %r of a replaced version was cancelled: its loop ended", name)
+            raise
 
 
 class Retirements:
@@ -95,9 +113,7 @@ class Retirements:
             return
         with self._lock:
             self._pending[id(checks)] = checks
-        timer = threading.Timer(
-            after_s, self._close, (checks, f"checks still ran on it after {after_s:.0f} s")
-        )
+        timer = threading.Timer(after_s, self._close, (checks, f"checks still ran on it after {after_s:g} s"))
         timer.daemon = True
         timer.start()
 

@@ -22,7 +22,7 @@ from stockade.guardrails.config import GuardrailsConfig, load_config
 from stockade.guardrails.config_overrides import apply_overrides
 from stockade.guardrails.errors import GuardrailError
 from stockade.guardrails.events import EventRecorder, NullRecorder, TeeRecorder, stamping
-from stockade.guardrails.live import Live, Retirements, close_checks
+from stockade.guardrails.live import Live, Retirements, close_checks, entered
 from stockade.guardrails.policies import PolicyEngine, ToolCallOptions, ToolCallTicket
 from stockade.guardrails.storage.hook import GuardrailsStorageHook
 from stockade.guardrails.storage.result import FlushResult
@@ -97,9 +97,8 @@ class GuardrailSystem:
     def adopt(self, config: GuardrailsConfig, policy_ref: PolicyRef | None) -> None:
         """Swap to ``config`` between checks: its checks are built first (an error leaves the system as it was),
         then configuration, checks and ``policy_ref`` change in one assignment, so a check runs wholly on the
-        old or wholly on the new version; the old version's checks are closed once the checks already running
-        on it have ended (:mod:`stockade.guardrails.live`). A changed ``policies`` section starts a new engine (fresh counters);
-        ``storage`` keeps the settings it started with."""
+        old or wholly on the new one; the old one's checks are closed once those running on it end (``live``).
+        A changed ``policies`` section starts a new engine (fresh counters); ``storage`` keeps its settings."""
         cfg = apply_overrides(config, self._overrides) if self._overrides else config
         live = Live(cfg, self._build(cfg), policy_ref)
         old = self._live
@@ -236,8 +235,7 @@ class GuardrailSystem:
         await asyncio.gather(*(warm(slot) for slot in self._live.slots))
 
     async def aclose(self) -> None:
-        """Close pooled connections of checks that hold them (replaced versions' too), and from_platform's own
-        client (its push)."""
+        """Close the checks' pooled connections (replaced versions' too) and from_platform's client (push)."""
         await close_checks([*self._retired.take(), *(slot.check for slot in self._live.slots)])
         client = getattr(self, "_platform_client", None)
         if client is not None:
@@ -256,10 +254,12 @@ class GuardrailSystem:
             raise TypeError(f"text must be str, not {type(text).__name__}")
         if source is not None and not isinstance(source, str):
             raise TypeError(f"source must be str or None, not {type(source).__name__}")
-        live = self._live  # one read: the checks, their settings and the policy version of one configuration
+        live = entered(lambda: self._live)  # one read of one configuration: its checks, settings, version
         self._retired.loop = asyncio.get_running_loop()
-        with live.runs.running():  # a swap meanwhile closes this version's checks only once this has ended
+        try:  # a swap meanwhile closes this version's checks only once this (and the others on it) ended
             return await self._run_on(live, stage, text, session_id, metadata, source)
+        finally:
+            live.runs.exit()
 
     async def _run_on(
         self,
