@@ -23,6 +23,7 @@ class PolicyWatchers:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._delivering = threading.Lock()  # listeners hear of versions in order, one at a time
         self._listeners: dict[tuple[str, str], list[PolicyListener]] = {}
         self._told: dict[tuple[str, str], tuple[int, str]] = {}
         self._pushed: set[tuple[str, str]] = set()  # followed by push (the subscription was granted)
@@ -57,20 +58,24 @@ class PolicyWatchers:
             self._told[(found.project_id, found.policy_name)] = (found.version, found.sha256)
 
     def deliver(self, found: PolicyVersion) -> None:
-        """Call every listener of the policy with ``found``, once per version; a listener's error is logged."""
+        """Call every listener of the policy with ``found``, once per version and never back to an older one
+        (push and the poll may read two versions at once; every activation is a newer version); one delivery
+        at a time; a listener's error is logged."""
         key = (found.project_id, found.policy_name)
-        with self._lock:
-            if self._told.get(key) == (found.version, found.sha256):
-                return
-            self._told[key] = (found.version, found.sha256)
-            listeners = list(self._listeners.get(key, []))
-        for listener in listeners:
-            try:
-                listener(found)
-            except Exception:  # a listener's failure is its own; the others still hear of the version
-                log.exception(
-                    "a listener of policy %r of project %r failed", found.policy_name, found.project_id
-                )
+        with self._delivering:
+            with self._lock:
+                told = self._told.get(key)
+                if told is not None and (told == (found.version, found.sha256) or found.version < told[0]):
+                    return
+                self._told[key] = (found.version, found.sha256)
+                listeners = list(self._listeners.get(key, []))
+            for listener in listeners:
+                try:
+                    listener(found)
+                except Exception:  # a listener's failure is its own; the others still hear of the version
+                    log.exception(
+                        "a listener of policy %r of project %r failed", found.policy_name, found.project_id
+                    )
 
 
 async def poll_policies(
