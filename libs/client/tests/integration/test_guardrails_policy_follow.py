@@ -14,7 +14,9 @@ from stockade.guardrails.checks.config import ContentChecksConfig, Stage
 from stockade.guardrails.checks.registry import register_check
 from stockade.guardrails.verdict import CheckResult
 
-from .test_guardrails_from_platform import LEAK, LENIENT, STRICT, publisher, wait_for
+from .test_guardrails_from_platform import LEAK, LENIENT, STRICT, library_log, publisher, wait_for
+
+__all__ = ["library_log"]  # the fixture, shared with test_guardrails_from_platform
 
 
 def pooled(version: int) -> str:
@@ -145,3 +147,32 @@ async def test_the_async_client_polls_too(world):
             admin.publish_policy(world.project_id, "agent", STRICT)
             await asyncio.wait_for(delivered.wait(), 15)
             assert (await client.get_policy(world.project_id, "agent")).version == 2
+
+
+NOT_GRANTED = """
+authorization {
+  users = [{user: agent, password: pw, permissions: {
+    subscribe: {allow: ["prompt.published.v1.>", "_INBOX.>"]}, publish: {allow: ["_INBOX.>"]}}}]
+}
+"""
+
+
+def test_an_agent_not_granted_the_policy_subject_follows_by_polling(
+    world, nats_server_factory, tmp_path, library_log
+):
+    nats = nats_server_factory(NOT_GRANTED)  # push connects (prompt events granted), policy events refused
+    push = PushSettings(nats_url=f"nats://agent:pw@127.0.0.1:{nats.port}")
+    settings = ClientSettings(base_url=world.base_url, push=push, policy_poll_s=0.3)
+    with publisher(world) as admin:
+        admin.publish_policy(world.project_id, "agent", LENIENT)
+        system = GuardrailSystem.from_platform(
+            world.project_id, "agent", api_key=world.read_key, settings=settings, cache_dir=tmp_path
+        )
+        try:
+            assert "push refresh is off for policy 'agent'" in library_log.text
+            assert "following it by polling prompt-api every 0.3 s" in library_log.text
+            admin.publish_policy(world.project_id, "agent", STRICT)
+            wait_for(lambda: system.policy_ref == PolicyRef(name="agent", version=2), "the poll to bring v2")
+            assert system.check_output_sync(LEAK).action.value == "block"
+        finally:
+            system._platform_client.close()  # type: ignore[attr-defined]
