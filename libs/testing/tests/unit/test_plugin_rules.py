@@ -137,3 +137,28 @@ def test_summary_reports_origin_and_counts(pytester: pytest.Pytester, clean_env)
             "real-server tests: 1 ran: 0 passed, 0 failed, 1 skipped",
         ]
     )
+
+
+def test_a_test_that_configures_logging_leaves_the_root_logger_as_it_found_it(
+    pytester: pytest.Pytester, clean_env
+) -> None:
+    """The first test installs a handler on its captured stderr at INFO (as configure_logging does); the second
+    logs at INFO and prints JSON: without the plugin's restore, logging reports an error on the closed stream
+    into the second test's output."""
+    pytester.makepyfile(
+        """
+        import json, logging, sys
+
+        def test_configures(capsys):
+            logging.getLogger().addHandler(logging.StreamHandler(sys.stderr))
+            logging.getLogger().setLevel("INFO")
+
+        def test_logs_then_prints_json(capsys):
+            assert logging.getLogger().level == logging.WARNING
+            logging.getLogger("alembic").info("Will assume %s DDL.", "non-transactional")
+            print(json.dumps({"ok": True}))
+            out, err = capsys.readouterr()
+            assert json.loads(out) == {"ok": True} and "Logging error" not in err
+        """
+    )
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=2)

@@ -12,6 +12,7 @@ import pytest
 from stockade.testing.browser import browser_page, chromium_browser, chromium_executable
 from stockade.testing.clickhouse import clickhouse_client, clickhouse_dsn
 from stockade.testing.dynamodb import dynamodb_client, dynamodb_endpoint
+from stockade.testing.logstate import root_logger_restored
 from stockade.testing.markers import apply_server_markers, register_markers
 from stockade.testing.mongo import mongodb_client, mongodb_url
 from stockade.testing.names import unique_name
@@ -36,6 +37,7 @@ __all__ = [
     "nats_url",
     "postgres_database",
     "postgres_url",
+    "root_logger_restored",
     "unique_name",
 ]
 
