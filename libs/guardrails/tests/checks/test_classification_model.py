@@ -203,8 +203,8 @@ async def test_a_plain_harmful_request_is_blocked() -> None:
             None,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="known miss (README 'Attack decision'): at the default preset a 20-page document needs "
-                "0.9911 and this injection's window scores 0.9698",
+                reason="known miss (libs/guardrails/docs/checks.md, 'Attack decision'): at the default preset a "
+                "20-page document needs 0.9911 and this injection's window scores 0.9698",
             ),
         ),
         ("end", "strict"),
