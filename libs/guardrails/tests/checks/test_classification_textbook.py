@@ -136,19 +136,33 @@ def _shingles(text: str) -> set[str]:
     return {" ".join(words[i : i + 4]) for i in range(max(1, len(words) - 3))}
 
 
-def test_no_fixture_text_is_copied_from_the_training_data() -> None:
-    """A fixture text is copied when its normalised form is inside a training text, or when most of its
-    four-word shingles appear in one training text."""
-    files = [p for d in TRAINING_DIRS if d.exists() for p in sorted(d.rglob("*.jsonl"))]
-    tables = [p for d in TRAINING_DIRS if d.exists() for p in sorted(d.rglob("*.csv"))]
-    assert files, "no training data found"
-    mine = [a["text"] for a in ATTACKS] + BENIGN
+def copied(mine: list[str], texts: list[str]) -> list[str]:
+    """The texts of ``mine`` copied from one of ``texts``: a text is copied when its normalised form is inside
+    one of them, or when most of its four-word shingles appear in one of them."""
     shingles = [_shingles(t) for t in mine]
     norm = [" ".join(t.lower().split()) for t in mine]
     index: dict[str, list[int]] = {}
     for i, sh in enumerate(shingles):
         for s in sh:
             index.setdefault(s, []).append(i)
+    found = set()
+    for text in texts:
+        low = " ".join(text.lower().split())
+        hits: Counter[int] = Counter()
+        for s in _shingles(text):
+            for i in index.get(s, ()):
+                hits[i] += 1
+        for i, n in hits.items():
+            if n >= 0.6 * len(shingles[i]) or (len(norm[i]) >= 30 and norm[i] in low):
+                found.add(mine[i])
+    return sorted(found)
+
+
+def copied_from_training_data(mine: list[str]) -> list[str]:
+    """The texts of ``mine`` copied from the data the model or its library was built from."""
+    files = [p for d in TRAINING_DIRS if d.exists() for p in sorted(d.rglob("*.jsonl"))]
+    tables = [p for d in TRAINING_DIRS if d.exists() for p in sorted(d.rglob("*.csv"))]
+    assert files, "no training data found"
     texts = [
         str(json.loads(line).get("text", ""))
         for path in files
@@ -158,14 +172,8 @@ def test_no_fixture_text_is_copied_from_the_training_data() -> None:
     for path in tables:
         with path.open(encoding="utf-8", newline="") as fh:
             texts.extend(" ".join(row.values()) for row in csv.DictReader(fh))
-    copied = set()
-    for text in texts:
-        low = " ".join(text.lower().split())
-        hits: Counter[int] = Counter()
-        for s in _shingles(text):
-            for i in index.get(s, ()):
-                hits[i] += 1
-        for i, n in hits.items():
-            if n >= 0.6 * len(shingles[i]) or (len(norm[i]) >= 30 and norm[i] in low):
-                copied.add(mine[i])
-    assert not copied, sorted(copied)
+    return copied(mine, texts)
+
+
+def test_no_fixture_text_is_copied_from_the_training_data() -> None:
+    assert not copied_from_training_data([a["text"] for a in ATTACKS] + BENIGN)
