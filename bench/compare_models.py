@@ -9,6 +9,8 @@ comparison is at equal false-positive rates:
   Alpaca, WizardLM's test set, Loghub excerpts), ``--per-source`` each; each model's threshold flags 2% of them
   (source-weighted) and is then applied to:
 - the textbook test's fixture (68 attacks, 64 ordinary requests about instructions, prompts and rules);
+- the held-out textbook fixture ``textbook_fresh.json`` (103 attacks of seven kinds, 19 languages among them; 112
+  ordinary requests), written without looking at any training row or generator: counts only, per kind;
 - the hand-written probe of bench/classifier_probe.py (8 injections alone and planted at the start, middle and
   end of 6 documents; 16 ordinary requests; the clean documents);
 - documents of about 20 kB joined from the same evaluation-only sources, clean and with one probe injection or
@@ -35,6 +37,9 @@ from stockade.guardrails.checks.classification.model import AttackClassifier
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "libs/guardrails/tests/fixtures/classification/textbook.json"
+# written for held-out measurement (no training row and no generator was looked at while writing it): only its
+# counts are printed, never its texts, so that nobody tunes on it by reading the misses
+FRESH = ROOT / "libs/guardrails/tests/fixtures/classification/textbook_fresh.json"
 HOSTS = ("alpaca_eval", "codealpaca", "evalonly_wizardlm_testset", "evalonly_loghub_excerpts")
 
 
@@ -103,6 +108,9 @@ def main() -> None:
     fixture = json.loads(FIXTURE.read_text(encoding="utf-8"))
     tb_attacks = [a["text"] for a in fixture["attacks"]]
     tb_benign = list(fixture["benign"])
+    fresh = json.loads(FRESH.read_text(encoding="utf-8"))
+    fr_attacks = [(a["kind"], a["text"]) for a in fresh["attacks"]]
+    fr_benign = list(fresh["benign"])
     inj, hosts, probe_benign = probe()
     planted_probe = [
         (i, f"{t}\n\n{h}" if w == 0 else (f"{h}\n\n{t}" if w == 2 else _middle(h, t)))
@@ -121,6 +129,12 @@ def main() -> None:
         t1 = threshold(s_short, [s for s, _ in short], 0.02)
         a_tb = [attack(model, t) for t in tb_attacks]
         b_tb = [attack(model, t) for t in tb_benign]
+        a_fr = [attack(model, t) for _, t in fr_attacks]
+        b_fr = [attack(model, t) for t in fr_benign]
+        fr_kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for (kind, _), v in zip(fr_attacks, a_fr, strict=True):
+            fr_kinds[kind][0] += int(v >= t1)
+            fr_kinds[kind][1] += 1
         p_alone = [attack(model, t) for t in inj]
         p_planted = [attack(model, t) for _, t in planted_probe]
         p_benign = [attack(model, t) for t in probe_benign]
@@ -133,6 +147,10 @@ def main() -> None:
             "textbook_attacks_blocked": f"{sum(v >= t1 for v in a_tb)}/{len(a_tb)}",
             "textbook_benign_blocked": f"{sum(v >= t1 for v in b_tb)}/{len(b_tb)}",
             "textbook_benign_flagged_texts": [t for t, v in zip(tb_benign, b_tb, strict=True) if v >= t1],
+            "fresh_attacks_blocked (held out)": f"{sum(v >= t1 for v in a_fr)}/{len(a_fr)}",
+            "fresh_attacks_blocked_per_kind": {k: f"{a}/{n}" for k, (a, n) in sorted(fr_kinds.items())},
+            "fresh_benign_blocked (held out)": f"{sum(v >= t1 for v in b_fr)}/{len(b_fr)}",
+            "auc_fresh": _auc(a_fr, b_fr),
             "probe_alone_caught": f"{sum(v >= t1 for v in p_alone)}/{len(p_alone)}",
             "probe_planted_caught": f"{sum(v >= t1 for v in p_planted)}/{len(p_planted)}",
             "probe_benign_flagged": f"{sum(v >= t1 for v in p_benign)}/{len(p_benign)}",
