@@ -214,6 +214,12 @@ def main() -> None:
         help="with --write, store the spike rule too (measured, not shipped: it did not beat the top-window "
         "rule on held-out sources at the same false-positive rate)",
     )
+    parser.add_argument(
+        "--spike-presets",
+        default="",
+        help="with --spike, only these presets (comma-separated) get the spike rule; the others keep the "
+        "top-window rule alone (measured held out: the rule that stays within its budget)",
+    )
     parser.add_argument("--skip-sources", default="", help="comma-separated sources to leave out")
     parser.add_argument(
         "--part", default="", help="k/n: score only every n-th source from the k-th (run n parts at once)"
@@ -223,6 +229,9 @@ def main() -> None:
         "--rescore-short", action="store_true", help="score the short texts again, keep the cached documents"
     )
     args = parser.parse_args()
+    spike_presets = frozenset(p for p in args.spike_presets.split(",") if p)
+    if unknown := spike_presets - set(PRESETS):
+        parser.error(f"--spike-presets: unknown preset(s) {sorted(unknown)}; one of {sorted(PRESETS)}")
     if SCORES.exists() and not args.rescore:
         scored, attack_rows, planted, groups = pickle.loads(SCORES.read_bytes())
         if args.rescore_short:
@@ -231,7 +240,7 @@ def main() -> None:
             SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
         scored = [r for r in scored if r.bucket == "text" or r.source not in PROMPT_SOURCES]
         planted = [(p, host) for p, host in planted if host not in PROMPT_SOURCES]
-        report(scored, attack_rows, planted, groups, write=args.write, spike=args.spike)
+        report(scored, attack_rows, planted, groups, write=args.write, spike=args.spike, only=spike_presets)
         return
     tasks, groups = build(args)
     parts = PARTS / cache_key(args)
@@ -269,7 +278,7 @@ def main() -> None:
                 else:
                     planted.append((r, host))
     SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
-    report(scored, attack_rows, planted, groups, write=args.write, spike=args.spike)
+    report(scored, attack_rows, planted, groups, write=args.write, spike=args.spike, only=spike_presets)
 
 
 # One task per source: (text, source, bucket, label, host source of a planted attack, the attack text).
@@ -351,6 +360,7 @@ def report(
     *,
     write: bool,
     spike: bool = False,
+    only: frozenset[str] = frozenset(),
 ) -> None:
     """Held-out figures of the top-window rule alone and with the spike rule, then the shipped rules.
 
@@ -451,7 +461,7 @@ def report(
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(out, indent=1), encoding="utf-8")
     if write:
-        write_decision(out, spike=spike)
+        write_decision(out, spike=spike, only=only)
 
 
 def per_source_recall(rows: list[Scored], rule: Rule) -> dict[str, float]:
@@ -520,13 +530,14 @@ def sweep(benign: list[Scored], planted: list[tuple[Scored, str]], groups: list[
             print(f"    {name:12s} " + "   ".join(cells))
 
 
-def write_decision(out: dict[str, Any], *, spike: bool = False) -> None:
-    """Store the shipped thresholds in classifier.json: per preset, [windows, threshold] tables."""
+def write_decision(out: dict[str, Any], *, spike: bool = False, only: frozenset[str] = frozenset()) -> None:
+    """Store the shipped thresholds in classifier.json: per preset, [windows, threshold] tables; with ``spike``,
+    the spike rule too, on the presets in ``only`` (every preset when it is empty)."""
     path = Path(model_dir()) / "classifier.json"
     meta = json.loads(path.read_text(encoding="utf-8"))
     presets = {}
     for name, p in out["presets"].items():
-        with_spike = spike and p["spike"] is not None
+        with_spike = spike and p["spike"] is not None and (not only or name in only)
         top = p["spike"]["top"] if with_spike else p["shipped"]
         presets[name] = {
             "per_text_budget": p["budget"],

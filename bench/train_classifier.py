@@ -606,6 +606,11 @@ def main() -> None:
     )
     parser.add_argument("--no-ship", action="store_true", help="do not train and write the shipped model")
     parser.add_argument(
+        "--no-train",
+        default="",
+        help="comma-separated sources kept in the folds and scored, never trained on (a paired ablation)",
+    )
+    parser.add_argument(
         "--smoke", type=int, default=0, help="only N texts per source (a quick check of the script)"
     )
     parser.add_argument("--ship-dir", type=Path, default=SHIP, help="where the shipped model is written")
@@ -681,13 +686,16 @@ def main() -> None:
         "args": {k: str(v) for k, v in vars(args).items()},
     }
 
+    # --no-train: sources dealt into the folds and scored as usual, never trained on (and no planted or
+    # obfuscated copy of them), so a run with and one without a source compare paired on the same folds
+    no_train = {s_ for s_ in args.no_train.split(",") if s_}
     oof: dict[int, np.ndarray] = {}
     scored = _cap_idx(examples, pool, args.score_cap, args.seed + 1)
     if args.folds:
         for f, held in enumerate(source_folds([examples[i] for i in pool], args.folds)):
             held_set = set(held)
-            train_idx = [i for i in capped if examples[i].source not in held_set]
-            train_idx += [i for i, (a, h) in parts.items() if a not in held_set and h not in held_set]
+            train_idx = [i for i in capped if examples[i].source not in held_set | no_train]
+            train_idx += [i for i, (a, h) in parts.items() if not {a, h} & (held_set | no_train)]
             score_idx = [i for i in scored if examples[i].source in held_set]
             _, _, scores = run(
                 corpus, encoder, train_idx, score_idx, args, f"fold {f + 1}/{args.folds} {held}"
@@ -727,7 +735,10 @@ def main() -> None:
             )
         (OUT / "classifier_eval.json").write_text(json.dumps(report), encoding="utf-8")
     if not args.no_ship:
-        train_idx = [i for i in capped if examples[i].text not in warden_test] + list(parts)
+        train_idx = [
+            i for i in capped if examples[i].text not in warden_test and examples[i].source not in no_train
+        ]
+        train_idx += [i for i, (a, h) in parts.items() if not {a, h} & no_train]
         score_idx = [i for i, e in enumerate(examples) if e.source in EVAL_ONLY or e.text in warden_test]
         if args.ship_score_cap:  # the evaluation-only sources hold about 10,000 texts: a sample is enough
             score_idx = _cap_idx(examples, score_idx, args.ship_score_cap, args.seed + 2)
@@ -991,6 +1002,10 @@ def export(
             dynamo=False,
         )
         quantize_dynamic(str(fp32), str(ship / "model.onnx"), weight_type=QuantType.QInt8)
+    if FROZEN == 6:  # the fifth layer's token states, which the known-attack library (library.npz) reads
+        from fit_decision_head import add_embedding_output
+
+        add_embedding_output(ship / "model.onnx")
     shutil.copyfile(Path(path) / "tokenizer.json", ship / "tokenizer.json")
     screener.save(ship / "screener.npz")
     meta = {
