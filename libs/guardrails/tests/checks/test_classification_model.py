@@ -198,15 +198,7 @@ async def test_a_plain_harmful_request_is_blocked() -> None:
     ("where", "preset"),
     [
         ("middle", None),
-        pytest.param(
-            "end",
-            None,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known miss (libs/guardrails/docs/checks.md, 'Attack decision'): at the default preset a "
-                "20-page document needs 0.9911 and this injection's window scores 0.9698",
-            ),
-        ),
+        ("end", None),  # a known miss of the default preset until the 2026-11-29 (second) model's spike rule
         ("end", "strict"),
     ],
 )

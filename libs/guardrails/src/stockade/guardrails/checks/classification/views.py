@@ -4,8 +4,8 @@ The classifier reads WordPiece tokens. Base64, leetspeak (``1gn0r3 4ll``), rever
 apart cut an instruction into fragments the model never saw in training, so it cannot tell what they say.
 Rather than teach it every encoding, the check also scores the text as a reader would decode it, and keeps
 the most suspicious reading. A view is added only when the text shows the trick (a decodable base64 run, words
-mixing digits and letters, letters spaced one by one, or a reversal that reads as more ordinary words), so
-ordinary text costs nothing more.
+mixing digits and letters, letters spaced or separated one by one, or a reversal that reads as more ordinary
+words), so ordinary text costs nothing more.
 
 Each view is scored as its own text; the verdict takes the highest attack score over the original and its
 views (the original's span is reported when a view decided it).
@@ -22,6 +22,10 @@ _B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=]
 _LEET_WORD = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*[013457@$])[\w@$]{3,20}\b")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 _SPACED = re.compile(r"(?<!\S)(?:\w {1,3}){3,}\w(?!\S)")
+# letters cut apart by one repeated punctuation mark (i.g.n.o.r.e, i-g-n-o-r-e, i_g_n_o_r_e, i*g*n*o*r*e): at
+# least three, the same mark throughout, letters only (version and section numbers such as 3.2.1 stay as they
+# are); a word break is a space or the mark doubled (i_g_n_o_r_e__a_l_l)
+_SEPARATED = re.compile(r"(?<![\w.\-*|/+~])[^\W\d_]([.\-_*|/+~])[^\W\d_](?:\1{1,2}[^\W\d_])+(?!\w)")
 MAX_VIEW_CHARS = 8_192  # views are built from the first 8 kB only: encodings in a long document are rare
 
 
@@ -61,12 +65,25 @@ def unspaced(text: str) -> str | None:
     return _SPACED.sub(join, text)
 
 
+def unseparated(text: str) -> str | None:
+    """``text`` with runs of letters separated one by one by a repeated mark (``i.g.n.o.r.e``) joined, a doubled
+    mark read as a space, when it has such runs."""
+    if not _SEPARATED.search(text):
+        return None
+
+    def join(m: re.Match[str]) -> str:
+        mark = m.group(1)
+        return m.group(0).replace(mark * 2, "\x00").replace(mark, "").replace("\x00", " ")
+
+    return _SEPARATED.sub(join, text)
+
+
 def views(text: str, token_count: Callable[[str], int]) -> list[str]:
     """The decoded readings of ``text`` worth scoring besides it (often none). ``token_count`` counts the
     classifier's tokens: reversed text is read backwards when that takes at least a quarter fewer tokens (real
     words are whole WordPieces; reversed ones fall apart into fragments)."""
     head = text[:MAX_VIEW_CHARS]
-    out = [v for v in (decoded_base64(head), unleet(head), unspaced(head)) if v]
+    out = [v for v in (decoded_base64(head), unleet(head), unspaced(head), unseparated(head)) if v]
     flipped = reversed_parts(head, token_count)
     if flipped is not None:
         out.append(flipped)
