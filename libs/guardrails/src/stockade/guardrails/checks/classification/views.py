@@ -26,6 +26,7 @@ _SPACED = re.compile(r"(?<!\S)(?:\w {1,3}){3,}\w(?!\S)")
 # least three, the same mark throughout, letters only (version and section numbers such as 3.2.1 stay as they
 # are); a word break is a space or the mark doubled (i_g_n_o_r_e__a_l_l)
 _SEPARATED = re.compile(r"(?<![\w.\-*|/+~])[^\W\d_]([.\-_*|/+~])[^\W\d_](?:\1{1,2}[^\W\d_])+(?!\w)")
+MAX_LEET_WORDS = 256  # distinct words a leetspeak reading weighs (each is tokenised twice)
 MAX_VIEW_CHARS = 8_192  # views are built from the first 8 kB only: encodings in a long document are rare
 
 
@@ -46,12 +47,25 @@ def decoded_base64(text: str) -> str | None:
     return "\n".join(parts) or None
 
 
-def unleet(text: str) -> str | None:
-    """``text`` with digits and symbols inside words read as letters, when at least two words mix them."""
+def unleet(text: str, token_count: Callable[[str], int] | None = None) -> str | None:
+    """``text`` with digits and symbols inside words read as letters, when at least two words mix them. Given
+    ``token_count``, only the words that become one whole WordPiece translated (a word the vocabulary knows) are
+    translated, and at least two must: ``1gn0r3`` falls apart into fragments and ``ignore`` is one WordPiece,
+    while identifiers such as ``amd64``, ``0x5fd0`` or ``num1`` in logs and code do not become words, so a log
+    file gets no view and an attack in leetspeak inside one still does."""
     words = _LEET_WORD.findall(text)
     if len(words) < 2:
         return None
-    return _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), text)
+    if token_count is None:
+        return _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), text)
+    better = {
+        w
+        for w in sorted(set(words))[:MAX_LEET_WORDS]
+        if token_count(w.translate(_LEET)) == 1 < token_count(w)
+    }
+    if sum(w in better for w in words) < 2:
+        return None
+    return _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET) if m.group(0) in better else m.group(0), text)
 
 
 def unspaced(text: str) -> str | None:
@@ -83,7 +97,9 @@ def views(text: str, token_count: Callable[[str], int]) -> list[str]:
     classifier's tokens: reversed text is read backwards when that takes at least a quarter fewer tokens (real
     words are whole WordPieces; reversed ones fall apart into fragments)."""
     head = text[:MAX_VIEW_CHARS]
-    out = [v for v in (decoded_base64(head), unleet(head), unspaced(head), unseparated(head)) if v]
+    out = [
+        v for v in (decoded_base64(head), unleet(head, token_count), unspaced(head), unseparated(head)) if v
+    ]
     flipped = reversed_parts(head, token_count)
     if flipped is not None:
         out.append(flipped)
