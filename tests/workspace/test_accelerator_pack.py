@@ -1,0 +1,101 @@
+"""bench/accelerator.py's pieces that need no accelerator and no model: the weight map (which initializer of an
+int8 ONNX model is which parameter, found by value and rebuilt), the pack size limit, and the results split
+into parts and joined under sha256."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+_spec = importlib.util.spec_from_file_location(
+    "_accelerator", Path(__file__).resolve().parents[2] / "bench" / "accelerator.py"
+)
+assert _spec is not None and _spec.loader is not None
+acc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(acc)
+
+
+def _quantise(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-tensor int8 as onnxruntime's dynamic quantisation stores a MatMul weight."""
+    scale = np.float32(np.abs(a).max() / 127)
+    return np.round(a / scale).astype(np.int8), scale, np.int8(0)
+
+
+def _fake_model() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    rng = np.random.default_rng(0)
+    params = {
+        f"encoder.layer.{n}.{k}": rng.normal(0, 0.05, shape).astype(np.float32)
+        for n in range(2)
+        for k, shape in (
+            ("attention.self.query.weight", (8, 8)),
+            ("attention.self.key.weight", (8, 8)),
+            ("intermediate.dense.weight", (16, 8)),
+            ("output.dense.weight", (8, 16)),
+            ("output.LayerNorm.weight", (8,)),
+        )
+    }
+    raw: dict[str, np.ndarray] = {}
+    for j, (name, p) in enumerate(sorted(params.items(), key=lambda kv: kv[0][::-1])):
+        if p.ndim == 1:  # a float initializer, under another name
+            raw[f"init_{j}"] = p.copy()
+            continue
+        q, scale, zero = _quantise(p.T)  # MatMul weights are stored transposed
+        raw[f"onnx::MatMul_{j}_quantized"] = q
+        raw[f"onnx::MatMul_{j}_scale"] = scale
+        raw[f"onnx::MatMul_{j}_zero_point"] = zero
+    raw["unrelated_quantized"], raw["unrelated_scale"], raw["unrelated_zero_point"] = _quantise(
+        rng.normal(0, 1, (4, 8)).astype(np.float32)
+    )
+    return raw, params
+
+
+def test_weight_map_round_trip() -> None:
+    raw, params = _fake_model()
+    mapping = acc.find_map(acc.dequantised(raw), params)
+    assert all(m["transpose"] == (params[p].ndim == 2) for p, m in mapping.items())
+    assert len({m["onnx"] for m in mapping.values()}) == len(params)
+    assert acc.check_map(raw, mapping, params) <= max(
+        float(v) for k, v in raw.items() if k.endswith("_scale")
+    )
+    rebuilt = acc.rebuild(raw, mapping)
+    assert all(rebuilt[p].shape == params[p].shape for p in params)
+
+
+def test_wrong_or_missing_map_refused() -> None:
+    raw, params = _fake_model()
+    mapping = acc.find_map(acc.dequantised(raw), params)
+    q, k = "encoder.layer.0.attention.self.query.weight", "encoder.layer.0.attention.self.key.weight"
+    swapped = {**mapping, q: mapping[k], k: mapping[q]}
+    with pytest.raises(SystemExit, match="from its fp32 value"):
+        acc.check_map(raw, swapped, params)
+    untransposed = {**mapping, q: {**mapping[q], "transpose": False}}
+    with pytest.raises(SystemExit, match="from its fp32 value"):
+        acc.check_map(raw, untransposed, params)
+    with pytest.raises(SystemExit, match="no initializer"):
+        acc.check_map(raw, {p: m for p, m in mapping.items() if p != q}, params)
+
+
+def test_pack_size_limit(tmp_path: Path) -> None:
+    acc.check_pack_size(tmp_path, acc.PACK_LIMIT)
+    with pytest.raises(SystemExit, match="over the 8 MiB limit"):
+        acc.check_pack_size(tmp_path, acc.PACK_LIMIT + 1)
+
+
+def test_parts_split_join_and_sha(tmp_path: Path) -> None:
+    src, out = tmp_path / "model.onnx", tmp_path / "out"
+    out.mkdir()
+    data = np.random.default_rng(1).bytes(2500)
+    src.write_bytes(data)
+    parts = acc.split(src, out, part=1000)
+    assert parts == ["model.onnx.part00", "model.onnx.part01", "model.onnx.part02"]
+    assert [(out / p).stat().st_size for p in parts] == [1000, 1000, 500]
+    acc.write_manifest(out, {"model": {"parts": parts}})
+    acc.verify_manifest(out)
+    acc.join(out, parts, tmp_path / "joined.onnx")
+    assert (tmp_path / "joined.onnx").read_bytes() == data
+    (out / parts[1]).write_bytes(b"x" + (out / parts[1]).read_bytes()[1:])
+    with pytest.raises(SystemExit, match="sha256"):
+        acc.verify_manifest(out)
