@@ -368,7 +368,10 @@ def load_encoder(torch: Any, pack_dir: Path, onnx_path: Path) -> Any:
     return bert
 
 
-def make_model(torch: Any, bert: Any, pool_layers: list[int], hidden: int) -> Any:
+def make_model(torch: Any, bert: Any, pool_layers: list[int], hidden: int, mode: str = "layers") -> Any:
+    """``layers``: the layers called one by one with the shipped graph's additive mask (train_classifier's
+    export); ``model``: BertModel's own forward with its hidden states, for a transformers whose layer call
+    differs (chosen by the hidden5 check at the start of ``run``)."""
     nn = torch.nn
 
     class Head(nn.Module):
@@ -388,11 +391,20 @@ def make_model(torch: Any, bert: Any, pool_layers: list[int], hidden: int) -> An
             self.embeddings = bert.embeddings
             self.bottom = nn.ModuleList(bert.encoder.layer)
             self.top = Head()
+            self.bert = bert if mode == "model" else None
 
         def forward(self, input_ids: Any, attention_mask: Any) -> tuple[Any, Any]:
+            m = attention_mask.unsqueeze(-1)
+            if self.bert is not None:
+                states = self.bert(
+                    input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True
+                ).hidden_states
+                m = m.to(states[0].dtype)
+                pooled = [(states[n] * m).sum(1) / m.sum(1).clamp(min=1.0) for n in pool_layers]
+                return self.top.out(torch.cat(pooled, dim=-1)), states[5]
             h = self.embeddings(input_ids=input_ids)
             ext = (1.0 - attention_mask[:, None, None, :].to(h.dtype)) * -1e4
-            m = attention_mask.unsqueeze(-1).to(h.dtype)
+            m = m.to(h.dtype)
             pooled, h5 = [], h
             for n, layer in enumerate(self.bottom):
                 out = layer(h, attention_mask=ext)
@@ -471,7 +483,8 @@ def train_one(
             rows = perm[b * bs : (b + 1) * bs]
             x, mask = _inputs(data["ids"][idx[rows]], data["lengths"][idx[rows]])
             x, mask = torch.from_numpy(x).to(device), torch.from_numpy(mask).to(device)
-            y, bw = labels[rows], wt[rows]
+            sel = torch.from_numpy(rows).to(device)
+            y, bw = labels[sel], wt[sel]
             with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=amp):
                 logits, _ = model(x, mask)
             logits = logits.float()
@@ -526,7 +539,13 @@ def compare_states(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> dict[str, 
 
 
 def hidden5_check(
-    torch: Any, bert: Any, data: dict[str, np.ndarray], onnx_path: Path, log: Log, n: int = 8
+    torch: Any,
+    bert: Any,
+    data: dict[str, np.ndarray],
+    onnx_path: Path,
+    log: Log,
+    n: int = 8,
+    mode: str = "layers",
 ) -> dict[str, float]:
     """The rebuilt MiniLM's fifth-layer states against the shipped model's ``hidden5`` on ``n`` windows; the
     shipped graph also quantises activations, so they differ by int8 noise (on 32 windows: mean cosine 0.993,
@@ -534,7 +553,7 @@ def hidden5_check(
     refused under a mean cosine of 0.98."""
     import onnxruntime as ort
 
-    model = make_model(torch, bert, [4, 5, 6], 8).eval()
+    model = make_model(torch, bert, [4, 5, 6], 8, mode).eval()
     x, mask = _inputs(data["ids"][:n], data["lengths"][:n])
     with torch.no_grad():
         _, h5 = model(torch.from_numpy(x), torch.from_numpy(mask))
@@ -542,7 +561,7 @@ def hidden5_check(
     ref = session.run(["hidden5"], {"input_ids": x, "attention_mask": mask})[0]
     c = compare_states(h5.numpy(), ref, mask)
     log(
-        f"rebuilt MiniLM vs shipped hidden5 on {n} windows: max abs {c['max_abs']:.4f}, mean abs "
+        f"rebuilt MiniLM ({mode}) vs shipped hidden5 on {n} windows: max abs {c['max_abs']:.4f}, mean abs "
         f"{c['mean_abs']:.4f} (values up to {c['max_value']:.2f}), cosine mean {c['mean_cosine']:.4f} lowest "
         f"{c['min_cosine']:.4f}"
     )
@@ -649,13 +668,21 @@ def _run(torch: Any, args: Any, pack_dir: Path, out: Path, log: Log) -> None:
     if sha256(onnx_path) != wm["onnx_sha256"]:
         raise SystemExit(f"{onnx_path} is not the model.onnx the weight map was made from")
     bert = load_encoder(torch, pack_dir, onnx_path)
-    hidden5_err = hidden5_check(torch, bert, data, onnx_path, log)
+    mode = args.forward
+    try:
+        hidden5_err = hidden5_check(torch, bert, data, onnx_path, log, mode=mode)
+    except (Exception, SystemExit) as exc:  # another transformers' layer call: BertModel's own forward
+        if mode != "layers":
+            raise
+        log(f"layer by layer failed ({exc!r}); BertModel's forward instead")
+        mode = "model"
+        hidden5_err = hidden5_check(torch, bert, data, onnx_path, log, mode=mode)
     pool_layers, hidden = recipe["pool_layers"], recipe["mlp"]
 
     def make() -> Any:
         import copy
 
-        return make_model(torch, copy.deepcopy(bert), pool_layers, hidden)
+        return make_model(torch, copy.deepcopy(bert), pool_layers, hidden, mode)
 
     n_runs = len(texts["runs"])
     start = time.time()
@@ -715,6 +742,7 @@ def _run(torch: Any, args: Any, pack_dir: Path, out: Path, log: Log) -> None:
             "args": {k: v for k, v in vars(args).items() if k != "func"},
             "model": {"parts": parts, "sha256": model_sha, "signature": sig},
             "hidden5_check": hidden5_err,
+            "forward": mode,
             "device": str(device),
             "torch": torch.__version__,
             "seconds": round(time.time() - log.t0, 1),
@@ -832,6 +860,9 @@ def main() -> None:
     r.add_argument("--reserve-s", type=float, default=60.0, help="kept for the export at the end")
     r.add_argument("--threads", type=int, default=2, help="CPU threads (--device cpu)")
     r.add_argument("--smoke", type=int, default=0, help="N steps per training, N scored texts per fold")
+    r.add_argument(
+        "--forward", choices=("layers", "model"), default="layers", help="see make_model (layers falls back)"
+    )
     r.set_defaults(func=run)
     u = sub.add_parser("unpack", help="here: check and join the results, write a model directory")
     u.add_argument("--from", dest="from_", required=True)
