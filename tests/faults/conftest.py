@@ -210,12 +210,17 @@ async def burst_through(
     senders: int = 16,
     replicas: int = 1,
     recipient_url: Callable[[], Awaitable[str]] | None = None,
+    broker_url: Callable[[], Awaitable[str]] | None = None,
 ) -> BurstReport:
     """``messages`` signed messages planner -> executor through one real trust-broker while ``fault()`` happens.
 
     ``recipient_url``, called once the trust-broker has started, picks the server the executor connects to (by
     default any of ``nats_url``): the inbox is core NATS, so a recipient whose own server dies loses what was
     routed to it while it reconnects; a fault that is not about the recipient keeps it on a surviving node.
+    ``broker_url`` does the same for the trust-broker: in a cluster, a delivery the broker has handed to its own
+    server is still on the route to the recipient's server when the broker's server dies, and is lost there after
+    the sender was told "delivered" (at most once, docs/trust.md). The broker starts on ``nats_url`` (it creates
+    the nonce bucket, so the bucket's leader is known only then) and is restarted on ``broker_url()``.
 
     A sender retries the same envelope (same nonce) until it gets a decision: after a timeout, when no broker
     answers, or when the broker could not establish the replay status (``verification_unavailable``, fail
@@ -232,13 +237,17 @@ async def burst_through(
     config_path = trust_yaml(directory)
     cfg = trust_config_from_path(config_path)
     verifier = AttestationVerifier(KeyRing.from_config(cfg), config=cfg.attestation)
-    broker = create_app(
-        TrustBrokerSettings(
-            config_path=config_path,
-            http=HttpSettings(port=free_port()),
-            nats=NatsSettings(url=nats_url, stream_replicas=replicas, **_auth(who("trust-broker"))),
+
+    def broker_on(url: str) -> Any:
+        return create_app(
+            TrustBrokerSettings(
+                config_path=config_path,
+                http=HttpSettings(port=free_port()),
+                nats=NatsSettings(url=url, stream_replicas=replicas, **_auth(who("trust-broker"))),
+            )
         )
-    )
+
+    broker = broker_on(nats_url)
     errors: list[str] = []
 
     async def on_error(exc: Exception) -> None:
@@ -255,6 +264,10 @@ async def burst_through(
         )
 
     await broker.start()
+    if broker_url is not None:  # the bucket exists now: move the broker to the node the fault spares
+        await broker.stop()
+        broker = broker_on(await broker_url())
+        await broker.start()
     planner = await connect("planner")
     executor = await connect("executor", await recipient_url() if recipient_url else nats_url)
     inbox: list[str] = []

@@ -164,8 +164,10 @@ async def test_a_trust_broker_burst_survives_losing_the_node_that_leads_the_nonc
         cluster.kill_leader_of("KV_trust_nonces", "trust-broker"),
         who=cluster.who,
         replicas=3,
-        # The fault is the bucket's leader, not the recipient's own server (test_nats_restart.py loses that).
+        # The fault is the bucket's leader, not the recipient's or the broker's own server (test_nats_restart.py
+        # loses that; a delivery on the route between two servers when one dies is lost: at most once).
         recipient_url=cluster.url_of_a_node_not_leading("KV_trust_nonces", "trust-broker"),
+        broker_url=cluster.url_of_a_node_not_leading("KV_trust_nonces", "trust-broker"),
     )
     assert len(cluster.killed) == 1 and cluster.replicas == [3]
     assert len(report.outcomes) == 600
