@@ -30,8 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from synth_contrast import shingles  # the four-word shingles synth_contrast.py's own near-copy pass uses
 
 OUT = Path(__file__).resolve().parent / "data" / "classifier" / "synth_first_minute.jsonl"
 FIXTURES = Path(__file__).resolve().parents[1] / "libs/guardrails/tests/fixtures/classification"
@@ -672,11 +676,6 @@ def _rows(rng: random.Random) -> list[tuple[str, str]]:
     return rows
 
 
-def _shingles(text: str) -> set[str]:
-    words = re.findall(r"\w+", text.lower())
-    return {" ".join(words[i : i + 4]) for i in range(max(1, len(words) - 3))}
-
-
 def _fixture_texts() -> list[str]:
     out: list[str] = []
     for path in sorted(FIXTURES.glob("textbook*.json")):
@@ -688,11 +687,11 @@ def _fixture_texts() -> list[str]:
 def near_copies(rows: list[str], share: float = 0.4) -> set[str]:
     """Rows sharing ``share`` of a fixture text's four-word shingles, or holding it whole (normalised)."""
     mine = _fixture_texts()
-    sh = [_shingles(t) for t in mine]
+    sh = [shingles(t) for t in mine]
     norm = [" ".join(t.lower().split()) for t in mine]
     bad = set()
     for row in rows:
-        low, grams = " ".join(row.lower().split()), _shingles(row)
+        low, grams = " ".join(row.lower().split()), shingles(row)
         for s, n in zip(sh, norm, strict=True):
             if len(s & grams) >= share * len(s) or (len(n) >= 20 and (n in low or low in n)):
                 bad.add(row)
