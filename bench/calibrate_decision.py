@@ -326,11 +326,15 @@ def build(args: argparse.Namespace) -> tuple[dict[str, list[Task]], list[list[st
 
 
 def cache_key(args: argparse.Namespace) -> str:
-    """The scores' cache folder: the model file and the sample sizes."""
+    """The scores' cache folder: the model's files and the sample sizes."""
     model_file = Path(model_dir()) / "model.onnx"
     head = Path(model_dir()) / "head.npz"
     parts = [str(model_file.stat().st_size), str(model_file.stat().st_mtime_ns)]
     parts += [str(head.stat().st_mtime_ns) if head.exists() else "-"]
+    lexical = Path(model_dir()) / "lexical.npz"  # the lexical view and its weight change every score
+    parts += [str(lexical.stat().st_mtime_ns) if lexical.exists() else "-"]
+    meta = json.loads((Path(model_dir()) / "classifier.json").read_text(encoding="utf-8"))
+    parts += [json.dumps(meta.get("lexical", {}).get("weight"))]
     parts += [str(args.docs), str(args.per_source), str(args.planted), args.skip_sources]
     return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:12]
 

@@ -10,7 +10,8 @@ comparison is at equal false-positive rates:
   (source-weighted) and is then applied to:
 - the textbook test's fixture (68 attacks, 64 ordinary requests about instructions, prompts and rules);
 - the held-out textbook fixture ``textbook_fresh.json`` (103 attacks of seven kinds, 19 languages among them; 112
-  ordinary requests), written without looking at any training row or generator: counts only, per kind;
+  ordinary requests), written without looking at any training row or generator: counts only, per kind; and
+  the third, ``textbook_third.json`` (135 attacks, 23 languages; 124 ordinary requests), written the same way;
 - the hand-written probe of bench/classifier_probe.py (8 injections alone and planted at the start, middle and
   end of 6 documents; 16 ordinary requests; the clean documents);
 - documents of about 20 kB joined from the same evaluation-only sources, clean and with one probe injection or
@@ -40,6 +41,9 @@ FIXTURE = ROOT / "libs/guardrails/tests/fixtures/classification/textbook.json"
 # written for held-out measurement (no training row and no generator was looked at while writing it): only its
 # counts are printed, never its texts, so that nobody tunes on it by reading the misses
 FRESH = ROOT / "libs/guardrails/tests/fixtures/classification/textbook_fresh.json"
+# the same, written blind again before the lexical view was trained (135 attacks in 23 languages and kinds; 124
+# ordinary requests): counts only
+THIRD = ROOT / "libs/guardrails/tests/fixtures/classification/textbook_third.json"
 HOSTS = ("alpaca_eval", "codealpaca", "evalonly_wizardlm_testset", "evalonly_loghub_excerpts")
 
 
@@ -111,6 +115,9 @@ def main() -> None:
     fresh = json.loads(FRESH.read_text(encoding="utf-8"))
     fr_attacks = [(a["kind"], a["text"]) for a in fresh["attacks"]]
     fr_benign = list(fresh["benign"])
+    third = json.loads(THIRD.read_text(encoding="utf-8"))
+    th_attacks = [(a["kind"], a["text"]) for a in third["attacks"]]
+    th_benign = list(third["benign"])
     inj, hosts, probe_benign = probe()
     planted_probe = [
         (i, f"{t}\n\n{h}" if w == 0 else (f"{h}\n\n{t}" if w == 2 else _middle(h, t)))
@@ -135,6 +142,12 @@ def main() -> None:
         for (kind, _), v in zip(fr_attacks, a_fr, strict=True):
             fr_kinds[kind][0] += int(v >= t1)
             fr_kinds[kind][1] += 1
+        a_th = [attack(model, t) for _, t in th_attacks]
+        b_th = [attack(model, t) for t in th_benign]
+        th_kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for (kind, _), v in zip(th_attacks, a_th, strict=True):
+            th_kinds[kind][0] += int(v >= t1)
+            th_kinds[kind][1] += 1
         p_alone = [attack(model, t) for t in inj]
         p_planted = [attack(model, t) for _, t in planted_probe]
         p_benign = [attack(model, t) for t in probe_benign]
@@ -151,6 +164,10 @@ def main() -> None:
             "fresh_attacks_blocked_per_kind": {k: f"{a}/{n}" for k, (a, n) in sorted(fr_kinds.items())},
             "fresh_benign_blocked (held out)": f"{sum(v >= t1 for v in b_fr)}/{len(b_fr)}",
             "auc_fresh": _auc(a_fr, b_fr),
+            "third_attacks_blocked (held out)": f"{sum(v >= t1 for v in a_th)}/{len(a_th)}",
+            "third_attacks_blocked_per_kind": {k: f"{a}/{n}" for k, (a, n) in sorted(th_kinds.items())},
+            "third_benign_blocked (held out)": f"{sum(v >= t1 for v in b_th)}/{len(b_th)}",
+            "auc_third": _auc(a_th, b_th),
             "probe_alone_caught": f"{sum(v >= t1 for v in p_alone)}/{len(p_alone)}",
             "probe_planted_caught": f"{sum(v >= t1 for v in p_planted)}/{len(p_planted)}",
             "probe_benign_flagged": f"{sum(v >= t1 for v in p_benign)}/{len(p_benign)}",

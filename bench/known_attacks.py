@@ -108,7 +108,7 @@ class Hidden5:
         m = self.model
         attack, vecs, owner = [], [], []
         for i, t in enumerate(texts):
-            rows, _, _, _ = m._rows(t, 4096, None)
+            rows, _, _, _, _ = m._rows(t, 4096, None)
             probs, hidden, x, mask = m._forward(rows, hidden=True)
             probs = window_scores(probs, m.labels, m.rule)
             attack.append(float(1.0 - probs[:, m.labels.index("benign")].min()))
@@ -325,7 +325,7 @@ def cost(name: str, encoder: Any, lib: np.ndarray, srcs: list[str], labels: list
             model.score(text, max_windows=4096)
             t_cls.append(time.process_time() - t0)
             if name == "hidden5":
-                rows, _, _, _ = model._rows(text, 4096, None)
+                rows, _, _, _, _ = model._rows(text, 4096, None)
                 _, hidden, x, mask = model._forward(rows, hidden=True)
                 t0 = time.process_time()
                 for _ in range(10):

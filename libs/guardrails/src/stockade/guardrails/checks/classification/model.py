@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stockade.guardrails.checks.classification.head import EMBEDDING_OUTPUT, DecisionHead
+from stockade.guardrails.checks.classification.lexical import LexicalModel, chunks
 from stockade.guardrails.checks.classification.library import (
     SENTENCE_ENDS,
     KnownAttacks,
@@ -35,6 +36,7 @@ from stockade.guardrails.errors import CheckUnavailableError, GuardrailError
 from stockade.guardrails.extras import require
 
 FEATURE = "content classification (trained classifier)"
+_CLIP_P = 1e-6
 _CLS, _SEP = "[CLS]", "[SEP]"
 
 
@@ -97,6 +99,10 @@ class AttackClassifier:
             head = DecisionHead.load(directory / "head.npz")
             self.has_hidden = EMBEDDING_OUTPUT in outputs
             self.head = head if self.has_hidden else None
+            # the lexical view (lexical.py), stacked on each row's attack score when the directory ships one
+            lexical = directory / "lexical.npz"
+            self.lexical = LexicalModel.load(lexical) if lexical.exists() else None
+            self.lexical_weight = float((self.meta.get("lexical") or {}).get("weight", 0.0))
             self.library: KnownAttacks | None = None  # loaded on first use (library=True): most never ask
             self._library_dir = directory if self.has_hidden else None
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
@@ -125,7 +131,7 @@ class AttackClassifier:
     ) -> Scores:
         """The text's scores; with ``library`` (and a model directory that has one, library.py) also its best
         match in the known-attack library."""
-        rows, spans, n_windows, n_read = self._rows(text, max_windows, model_windows)
+        rows, spans, n_windows, n_read, texts = self._rows(text, max_windows, model_windows)
         if library and self.library is None and self._library_dir is not None:
             with self._lock:
                 if self.library is None and self._library_dir is not None:
@@ -133,6 +139,8 @@ class AttackClassifier:
                     self._library_dir = None  # looked once: a directory without the file has no library
         use_library = library and self.library is not None
         probs, hidden, ids, mask = self._forward(rows, hidden=use_library)
+        if self.lexical is not None and self.lexical_weight:
+            probs = self._stack_lexical(probs, texts)
         probs = window_scores(probs, self.labels, self.rule)
         best = probs.argmax(axis=0)
         out = {label: float(probs[int(best[k]), k]) for k, label in enumerate(self.labels)}
@@ -155,11 +163,30 @@ class AttackClassifier:
             match_span,
         )
 
+    def _stack_lexical(self, probs: Any, texts: list[str]) -> Any:
+        """Each row's attack probability ``a = 1 - P(benign)`` moved to ``sigmoid(logit(a) + w * z)``, ``z`` the
+        lexical view's logit for the row's text (its most suspicious chunk); the attack classes keep their
+        proportions, so the kind reported is the encoder's."""
+        import numpy as np
+
+        assert self.lexical is not None
+        z = np.array([self.lexical.logits(chunks(t)).max() for t in texts])
+        benign = self.labels.index("benign")
+        attack = np.clip(1.0 - probs[:, benign], _CLIP_P, 1.0 - _CLIP_P)
+        stacked = 1.0 / (1.0 + np.exp(-(np.log(attack / (1.0 - attack)) + self.lexical_weight * z)))
+        out = np.array(probs, dtype=np.float64)
+        cols = [k for k in range(len(self.labels)) if k != benign]
+        share = out[:, cols] / np.maximum(out[:, cols].sum(axis=1, keepdims=True), 1e-12)
+        out[:, cols] = share * stacked[:, None]
+        out[:, benign] = 1.0 - stacked
+        return out
+
     def _rows(
         self, text: str, max_windows: int, model_windows: int | None
-    ) -> tuple[list[list[int]], list[tuple[int, int]], int, int]:
+    ) -> tuple[list[list[int]], list[tuple[int, int]], int, int, list[str]]:
         """The token rows the model reads (the windows read, then decoded views and a short text's sentences),
-        each row's character span, the text's window count and how many of its windows are read."""
+        each row's character span, the text's window count, how many of its windows are read, and each row's
+        text (its span of the text, or the decoded view it reads)."""
         enc = self.tokenizer.encode(text, add_special_tokens=False)
         ids, offsets = enc.ids, enc.offsets
         body = self.window - 2
@@ -178,20 +205,25 @@ class AttackClassifier:
         )
         rows = [windows[i] for i in chosen]
         spans = [_char_span(offsets, starts[i], len(windows[i])) for i in chosen]
+        texts = [text[a:b] for a, b in spans]
         for view in views(text, self._token_count):  # decoded readings (views.py): their span is the text's
-            view_ids = self.tokenizer.encode(view, add_special_tokens=False).ids
-            rows.extend(view_ids[s : s + body] for s in window_starts(len(view_ids), body, self.stride)[:4])
+            view_enc = self.tokenizer.encode(view, add_special_tokens=False)
+            for s in window_starts(len(view_enc.ids), body, self.stride)[:4]:
+                rows.append(view_enc.ids[s : s + body])
+                a, b = _char_span(view_enc.offsets, s, len(rows[-1]))
+                texts.append(view[a:b])
             spans.extend([(0, len(text))] * (len(rows) - len(spans)))
         if len(windows) == 1:  # a short text: each of its sentences is read alone too (sentence_spans)
             for start, end in sentence_spans(enc.tokens):
                 rows.append(ids[start:end])
                 spans.append((offsets[start][0], offsets[end - 1][1]))
-        return rows, spans, len(windows), len(chosen)
+                texts.append(text[spans[-1][0] : spans[-1][1]])
+        return rows, spans, len(windows), len(chosen), texts
 
     def sentence_vectors(self, text: str, *, max_windows: int) -> tuple[Any, list[tuple[int, int]]]:
         """The library's view of a text: unit vectors of the sentences in the rows the model reads, and the
         character span of each vector's row (for measuring and building the library, bench/known_attacks.py)."""
-        rows, spans, _, _ = self._rows(text, max_windows, None)
+        rows, spans, _, _, _ = self._rows(text, max_windows, None)
         _, hidden, ids, mask = self._forward(rows, hidden=True)
         vecs, owner = sentence_vectors(hidden, ids, mask, self.end_ids)
         return vecs, [spans[int(r)] for r in owner]
