@@ -224,6 +224,12 @@ def main() -> None:
     parser.add_argument(
         "--part", default="", help="k/n: score only every n-th source from the k-th (run n parts at once)"
     )
+    parser.add_argument(
+        "--lexical-in-sample",
+        action="store_true",
+        help="score every text with the shipped lexical view (by default each benign group meets a view trained "
+        "without it)",
+    )
     parser.add_argument("--rescore", action="store_true", help="ignore the scores cached by an earlier run")
     parser.add_argument(
         "--rescore-short", action="store_true", help="score the short texts again, keep the cached documents"
@@ -250,12 +256,24 @@ def main() -> None:
         k, n = (int(x) for x in args.part.split("/"))
         mine = [t for i, t in enumerate(mine) if i % n == k]
     model = load(str(model_dir()))
+    shipped_view, held_out_views = model.lexical, {}
+    if shipped_view is not None and not args.lexical_in_sample:
+        # the lexical view memorises the benign texts it was trained on: each benign group is scored by a view
+        # trained without that group's sources (as the shipped view meets a user's text); attacks alone by the
+        # shipped one (their sources were trained on, as the encoder's were)
+        from lexical_view import model_without
+
+        for g in groups:
+            view = model_without(frozenset(g))
+            held_out_views.update(dict.fromkeys(g, view))
     for name, items in mine:
         path = parts / f"{name}.pickle"
         if path.exists():
             continue
         done = []
         for text, src, bucket, label, host, attack_text in items:
+            if shipped_view is not None:
+                model.lexical = held_out_views.get(host or src, shipped_view)
             r = score(model, text, src, bucket, label)
             r.text = attack_text
             done.append((r, host))
@@ -334,7 +352,8 @@ def cache_key(args: argparse.Namespace) -> str:
     lexical = Path(model_dir()) / "lexical.npz"  # the lexical view and its weight change every score
     parts += [str(lexical.stat().st_mtime_ns) if lexical.exists() else "-"]
     meta = json.loads((Path(model_dir()) / "classifier.json").read_text(encoding="utf-8"))
-    parts += [json.dumps(meta.get("lexical", {}).get("weight"))]
+    parts += [json.dumps(meta.get("lexical"), sort_keys=True)]
+    parts += ["lexical-in-sample" if args.lexical_in_sample else "lexical-held-out"]
     parts += [str(args.docs), str(args.per_source), str(args.planted), args.skip_sources]
     return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:12]
 
@@ -545,7 +564,7 @@ def write_decision(out: dict[str, Any], *, spike: bool = False, only: frozenset[
         top = p["spike"]["top"] if with_spike else p["shipped"]
         presets[name] = {
             "per_text_budget": p["budget"],
-            "thresholds": [[int(b), round(v, 4)] for b, v in top.items()],
+            "thresholds": [[int(b), round(v, 6)] for b, v in top.items()],  # near 1: 4 decimals lose it
         }
         if with_spike:  # decision.py's spike rule: weight, [windows, logit threshold] rows
             table = [

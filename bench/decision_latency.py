@@ -1,7 +1,9 @@
-"""What the decision head and the decoded views add to the classifier's own time (not a timed test).
+"""What the decision head, the decoded views and the lexical view add to the classifier's own time (not a timed
+test).
 
-Scores the same benign texts of 1 kB and 20 kB, interleaved, with the shipped classifier as it runs (head and
-views on), with the head off, and with neither; prints p50 per setting and the ratio to "neither", all
+Scores the same benign texts (short ones of one window, where the lexical view is stacked, and documents of 1 kB
+and 20 kB), interleaved, with the shipped classifier as it runs (head, views and lexical view on), with the
+lexical view off, with the head off too, and with none; prints p50 per setting and the ratio to "none", all
 measured in the same run.
 
     .venv/bin/python bench/decision_latency.py [--n 30]
@@ -34,33 +36,35 @@ def main() -> None:
     rng = random.Random(5)
     pool = [e.text for e in load_all() if e.label == "benign"]
     model = load(str(model_dir()))
-    head = model.head
+    head, lexical = model.head, model.lexical
     real_views = model_module.views
 
     def no_views(text: str, count: Callable[[str], int]) -> list[str]:
         return []
 
     settings: dict[str, Any] = {
-        "shipped (head + views)": (head, real_views),
-        "head off": (None, real_views),
-        "neither": (None, no_views),
+        "shipped (head, views, lexical)": (head, real_views, lexical),
+        "lexical off": (head, real_views, None),
+        "head off too": (None, real_views, None),
+        "none": (None, no_views, None),
     }
-    for size in (1_000, 20_000):
-        texts = documents(pool, size, args.n, rng)
+    short = [t for t in pool if 60 <= len(t) <= 240]
+    for size in (0, 1_000, 20_000):
+        texts = rng.sample(short, args.n) if size == 0 else documents(pool, size, args.n, rng)
         times: dict[str, list[float]] = {k: [] for k in settings}
         for text in texts:
-            for name, (h, v) in settings.items():
-                model.head, model_module.views = h, v  # type: ignore[assignment]
+            for name, (h, v, lex) in settings.items():
+                model.head, model_module.views, model.lexical = h, v, lex  # type: ignore[assignment]
                 start = time.perf_counter()
                 model.score(text, max_windows=4096)
                 times[name].append((time.perf_counter() - start) * 1000)
-        model.head, model_module.views = head, real_views  # type: ignore[assignment]
-        base = statistics.median(times["neither"])
+        model.head, model_module.views, model.lexical = head, real_views, lexical  # type: ignore[assignment]
+        base = statistics.median(times["none"])
         line = ", ".join(
             f"{k} {statistics.median(v):.1f} ms ({statistics.median(v) / base:.2f}x)"
             for k, v in times.items()
         )
-        print(f"{size // 1000} kB, p50 over {args.n}: {line}")
+        print(f"{f'{size // 1000} kB' if size else 'short (60-240 characters)'}, p50 over {args.n}: {line}")
 
 
 if __name__ == "__main__":

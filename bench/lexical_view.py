@@ -37,6 +37,19 @@ from stockade.guardrails.checks.classification.lexical import (
     fit_lexical,
 )
 
+# the shipped recipe's data options (bench/train_classifier.py's) and the view's regularisation
+DEFAULTS: dict[str, Any] = {
+    "embedded": 1000,
+    "augment": 1500,
+    "cap": 150,
+    "synth_cap": 600,
+    "score_cap": 120,
+    "synth_weight": 4.0,
+    "folds": 3,
+    "seed": 13,
+    "C": 1.0,
+}
+
 
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
@@ -77,38 +90,15 @@ def score(model: LexicalModel, text: str) -> float:
     return max(model.attack_scores(chunks(text)))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--report", type=Path, default=tc.OUT / "classifier_eval.json")
-    parser.add_argument("--embedded", type=int, default=1000)
-    parser.add_argument("--augment", type=int, default=1500)
-    parser.add_argument("--cap", type=int, default=150)
-    parser.add_argument("--synth-cap", type=int, default=600)
-    parser.add_argument("--score-cap", type=int, default=120)
-    parser.add_argument("--synth-weight", type=float, default=4.0)
-    parser.add_argument("--folds", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the lexical model")
-    parser.add_argument("--fpr", type=float, default=0.02)
-    parser.add_argument("--out", type=Path, default=tc.OUT / "lexical_eval.json")
-    parser.add_argument(
-        "--ship",
-        type=float,
-        default=None,
-        metavar="W",
-        help="instead: train on every training text and write lexical.npz, stacked at weight W, to --ship-dir",
-    )
-    parser.add_argument("--ship-dir", type=Path, default=tc.SHIP)
-    args = parser.parse_args()
-
+def training_set(args: Any) -> tuple[list[Any], list[int], dict[int, tuple[str, str]], list[int], list[int]]:
+    """The texts bench/train_classifier.py trains on, with the same options and seeds: every example, the capped
+    training indices, the planted and obfuscated copies (index -> the sources they are made of), the indices
+    scored in the cross-source folds, and the pool the folds are dealt from."""
     examples = load_all(extra=True)
     embedded = embed_attacks(examples, args.embedded, args.seed) if args.embedded else []
     examples += [e for e, _, _ in embedded]
     augmented = tc.augmented_copies(examples, args.augment, args.seed) if args.augment else []
     examples += [e for e, _ in augmented]
-    log(f"{len(examples)} texts")
     pool = [
         i
         for i, e in enumerate(examples)
@@ -122,6 +112,61 @@ def main() -> None:
     first += len(embedded)
     parts.update({first + j: (src, src) for j, (_, src) in enumerate(augmented)})
     scored = tc._cap_idx(examples, pool, args.score_cap, args.seed + 1)
+    return examples, capped, parts, scored, pool
+
+
+def model_without(benign_sources: frozenset[str], args: Any | None = None) -> LexicalModel:
+    """The shipped lexical view's training, without the texts of ``benign_sources`` (nor copies made of them):
+    bench/calibrate_decision.py scores each group of benign sources with the view that never saw it, as the
+    shipped view meets a user's text."""
+    args = args or argparse.Namespace(**DEFAULTS)
+    examples, capped, parts, _, _ = training_set(args)
+    warden_test = {e.text for e in tc._warden_test()}
+    keep = [
+        i
+        for i in capped
+        if examples[i].text not in warden_test
+        and not (examples[i].label == "benign" and examples[i].source in benign_sources)
+    ]
+    keep += [i for i, (a, h) in parts.items() if not {a, h} & benign_sources]
+    return train(examples, keep, args, f"lexical view without {len(benign_sources)} benign sources")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--report", type=Path, default=tc.OUT / "classifier_eval.json")
+    parser.add_argument("--embedded", type=int, default=DEFAULTS["embedded"])
+    parser.add_argument("--augment", type=int, default=DEFAULTS["augment"])
+    parser.add_argument("--cap", type=int, default=DEFAULTS["cap"])
+    parser.add_argument("--synth-cap", type=int, default=DEFAULTS["synth_cap"])
+    parser.add_argument("--score-cap", type=int, default=DEFAULTS["score_cap"])
+    parser.add_argument("--synth-weight", type=float, default=DEFAULTS["synth_weight"])
+    parser.add_argument("--folds", type=int, default=DEFAULTS["folds"])
+    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
+    parser.add_argument(
+        "--C", type=float, default=DEFAULTS["C"], help="inverse L2 strength of the lexical model"
+    )
+    parser.add_argument("--fpr", type=float, default=0.02)
+    parser.add_argument("--out", type=Path, default=tc.OUT / "lexical_eval.json")
+    parser.add_argument(
+        "--ship",
+        type=float,
+        default=None,
+        metavar="W",
+        help="instead: train on every training text and write lexical.npz, stacked at weight W, to --ship-dir",
+    )
+    parser.add_argument("--ship-dir", type=Path, default=tc.SHIP)
+    parser.add_argument(
+        "--max-windows",
+        type=int,
+        default=1,
+        help="the check stacks the view on texts of at most this many windows",
+    )
+    args = parser.parse_args()
+
+    examples, capped, parts, scored, pool = training_set(args)
     if args.ship is not None:
         warden_test = {e.text for e in tc._warden_test()}
         train_idx = [i for i in capped if examples[i].text not in warden_test] + list(parts)
@@ -131,6 +176,7 @@ def main() -> None:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         meta["lexical"] = {
             "weight": args.ship,
+            "max_windows": args.max_windows,
             "trained_by": "bench/lexical_view.py",
             "args": {k: str(v) for k, v in vars(args).items() if k not in ("report", "out", "ship_dir")},
         }
@@ -194,7 +240,26 @@ def main() -> None:
         for w in grid
     }
     log(f"balanced accuracy per weight on every fold's out-of-fold scores (for --ship): {every}")
+    # as the check applies it: only to texts of at most --max-windows windows (longer ones: the encoder alone)
+    from stockade.guardrails.checks.classification.model import default_model_dir, load
+
+    model = load(str(default_model_dir()))
+    n_windows = np.array(
+        [
+            max(1, -(-len(model.tokenizer.encode(examples[i].text, add_special_tokens=False).ids) // 62))
+            for i in keys
+        ]
+    )
+    short = n_windows <= args.max_windows
+    gated = np.where(short, stacked, e_logit)
+    log(f"texts of at most {args.max_windows} window(s): {short.mean():.0%} of those scored")
     out = {
+        "stacked_short_only": tc.paired(
+            rows_of(sig(gated)),
+            rows_of(sig(e_logit)),
+            args.fpr,
+            f"stacked on texts of <= {args.max_windows} windows",
+        ),
         "lexical_alone": tc.paired(
             rows_of(sig(l_logit)), rows_of(sig(e_logit)), args.fpr, "lexical vs encoder"
         ),

@@ -44,6 +44,15 @@ def test_screener_matches_the_tokenizer_vocabulary() -> None:
         assert data["weights"].shape[1] == 4 and data["bias"].shape == (4,)
 
 
+def test_the_lexical_view_has_one_weight_per_hash_bucket_and_a_stacking_weight() -> None:
+    from stockade.guardrails.checks.classification.lexical import BUCKETS
+
+    meta = json.loads((model_dir() / "classifier.json").read_text(encoding="utf-8"))
+    assert meta["lexical"]["weight"] > 0 and meta["lexical"]["max_windows"] >= 1
+    with np.load(model_dir() / "lexical.npz") as data:
+        assert data["weights"].shape == (BUCKETS,) and np.isfinite(data["weights"]).all()
+
+
 def test_loading_needs_no_torch() -> None:
     code = (
         "import sys; sys.modules['torch'] = None\n"

@@ -30,6 +30,7 @@ _GRAMS = (3, 4, 5)
 _PRIME = 1_000_003
 _MIX = 0x9E3779B97F4A7C15
 _WORD = re.compile(r"\w+")
+_CLIP = 1e-6  # the encoder's attack probability is clipped to [_CLIP, 1 - _CLIP] before its logit
 _SPACE = re.compile(r"\s+")
 
 
@@ -119,6 +120,21 @@ class LexicalModel:
 
     def attack_scores(self, parts: Sequence[str]) -> list[float]:
         return [float(x) for x in 1.0 / (1.0 + np.exp(-self.logits(parts)))]
+
+
+def stack(view: LexicalModel, weight: float, probs: Any, texts: Sequence[str], benign: int) -> Any:
+    """Each row's attack probability ``a = 1 - P(benign)`` moved to ``sigmoid(logit(a) + weight * z)``, ``z`` the
+    view's logit for the row's text (its most suspicious chunk); the attack classes keep their proportions, so the
+    kind reported is the encoder's."""
+    z = np.array([view.logits(chunks(t)).max() for t in texts])
+    attack = np.clip(1.0 - np.asarray(probs, dtype=np.float64)[:, benign], _CLIP, 1.0 - _CLIP)
+    stacked = 1.0 / (1.0 + np.exp(-(np.log(attack / (1.0 - attack)) + weight * z)))
+    out = np.array(probs, dtype=np.float64)
+    cols = [k for k in range(out.shape[1]) if k != benign]
+    share = out[:, cols] / np.maximum(out[:, cols].sum(axis=1, keepdims=True), 1e-12)
+    out[:, cols] = share * stacked[:, None]
+    out[:, benign] = 1.0 - stacked
+    return out
 
 
 def fit_lexical(texts: Sequence[str], labels: Any, weights: Any, c: float = 1.0) -> LexicalModel:

@@ -2,8 +2,9 @@
 
 The model directory (by default the ``stockade-guardrails-model`` package's, see its README) holds:
 ``model.onnx`` (int8; input_ids + attention_mask -> class probabilities), ``tokenizer.json`` (WordPiece, read
-with the ``tokenizers`` library), ``screener.npz`` (see screener.py) and ``classifier.json`` (labels, window and
-stride, the windows the model reads per text, default thresholds). No torch, no network.
+with the ``tokenizers`` library), ``screener.npz`` (see screener.py), optionally ``lexical.npz`` (lexical.py: a
+character n-gram view stacked on the readings of short texts) and ``classifier.json`` (labels, window and stride,
+the windows the model reads per text, default thresholds). No torch, no network.
 
 A text is tokenised once and cut into overlapping windows (windows.py). Up to ``model_windows`` windows are read
 by the model; a longer text has all its windows scored by the screener and the model reads the first, the last
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from stockade.guardrails.checks.classification.head import EMBEDDING_OUTPUT, DecisionHead
-from stockade.guardrails.checks.classification.lexical import LexicalModel, chunks
+from stockade.guardrails.checks.classification.lexical import LexicalModel, stack
 from stockade.guardrails.checks.classification.library import (
     SENTENCE_ENDS,
     KnownAttacks,
@@ -36,7 +37,6 @@ from stockade.guardrails.errors import CheckUnavailableError, GuardrailError
 from stockade.guardrails.extras import require
 
 FEATURE = "content classification (trained classifier)"
-_CLIP_P = 1e-6
 _CLS, _SEP = "[CLS]", "[SEP]"
 
 
@@ -102,7 +102,10 @@ class AttackClassifier:
             # the lexical view (lexical.py), stacked on each row's attack score when the directory ships one
             lexical = directory / "lexical.npz"
             self.lexical = LexicalModel.load(lexical) if lexical.exists() else None
-            self.lexical_weight = float((self.meta.get("lexical") or {}).get("weight", 0.0))
+            lexical_meta = self.meta.get("lexical") or {}
+            self.lexical_weight = float(lexical_meta.get("weight", 0.0))
+            # texts of up to this many windows: beyond it the documents are read by the encoder alone
+            self.lexical_max_windows = int(lexical_meta.get("max_windows", 1))
             self.library: KnownAttacks | None = None  # loaded on first use (library=True): most never ask
             self._library_dir = directory if self.has_hidden else None
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
@@ -139,8 +142,8 @@ class AttackClassifier:
                     self._library_dir = None  # looked once: a directory without the file has no library
         use_library = library and self.library is not None
         probs, hidden, ids, mask = self._forward(rows, hidden=use_library)
-        if self.lexical is not None and self.lexical_weight:
-            probs = self._stack_lexical(probs, texts)
+        if self.lexical is not None and self.lexical_weight and n_windows <= self.lexical_max_windows:
+            probs = stack(self.lexical, self.lexical_weight, probs, texts, self.labels.index("benign"))
         probs = window_scores(probs, self.labels, self.rule)
         best = probs.argmax(axis=0)
         out = {label: float(probs[int(best[k]), k]) for k, label in enumerate(self.labels)}
@@ -162,24 +165,6 @@ class AttackClassifier:
             match,
             match_span,
         )
-
-    def _stack_lexical(self, probs: Any, texts: list[str]) -> Any:
-        """Each row's attack probability ``a = 1 - P(benign)`` moved to ``sigmoid(logit(a) + w * z)``, ``z`` the
-        lexical view's logit for the row's text (its most suspicious chunk); the attack classes keep their
-        proportions, so the kind reported is the encoder's."""
-        import numpy as np
-
-        assert self.lexical is not None
-        z = np.array([self.lexical.logits(chunks(t)).max() for t in texts])
-        benign = self.labels.index("benign")
-        attack = np.clip(1.0 - probs[:, benign], _CLIP_P, 1.0 - _CLIP_P)
-        stacked = 1.0 / (1.0 + np.exp(-(np.log(attack / (1.0 - attack)) + self.lexical_weight * z)))
-        out = np.array(probs, dtype=np.float64)
-        cols = [k for k in range(len(self.labels)) if k != benign]
-        share = out[:, cols] / np.maximum(out[:, cols].sum(axis=1, keepdims=True), 1e-12)
-        out[:, cols] = share * stacked[:, None]
-        out[:, benign] = 1.0 - stacked
-        return out
 
     def _rows(
         self, text: str, max_windows: int, model_windows: int | None
