@@ -86,6 +86,9 @@ def test_the_view_moves_only_the_attack_score_and_keeps_the_kind() -> None:
     assert out[0, 0] < 0.5 < out[1, 0]  # the row with the word is now more likely an attack than not
     assert out[1, 0] == pytest.approx(0.9)  # no evidence either way (zero weights, zero bias): unchanged
     assert np.allclose(out[0, 1:] / out[0, 1:].sum(), [0.6, 0.3, 0.1])  # the kind is still the encoder's
+    # an encoder certain of benign (attack classes exactly 0): the view's evidence is shared evenly, none lost
+    certain = stack(view, 1.0, np.array([[1.0, 0.0, 0.0, 0.0]]), ["zxqv"], benign=0)
+    assert np.allclose(certain.sum(axis=1), 1.0) and certain[0, 1] == certain[0, 2] == certain[0, 3] > 0
 
 
 def test_the_shipped_model_reads_with_the_view_and_a_directory_without_it_as_before(tmp_path: Path) -> None:

@@ -82,16 +82,16 @@ def feature_ids(chunk: str) -> np.ndarray:
     """The distinct hashed features of one normalised chunk."""
     padded = f" {chunk} "
     codes = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    h, pw = _prefix(codes)
+    sums, inv = _prefix(codes)
     parts = []
     for n in _GRAMS:
         if len(codes) >= n:
             a = np.arange(len(codes) - n + 1)
-            parts.append(_runs(h, pw, a, a + n) ^ np.uint64(n))
+            parts.append(_runs(sums, inv, a, a + n) ^ np.uint64(n))
     spans = [m.span() for m in _WORD.finditer(padded)]
     if spans:
         ab = np.array(spans, dtype=np.int64)
-        wh = _runs(h, pw, ab[:, 0], ab[:, 1]) ^ np.uint64(0xA5A5A5A5)
+        wh = _runs(sums, inv, ab[:, 0], ab[:, 1]) ^ np.uint64(0xA5A5A5A5)
         parts.append(wh)
         if len(wh) > 1:
             parts.append(wh[:-1] * np.uint64(_PRIME) + wh[1:] + np.uint64(0x5A5A))
@@ -119,7 +119,12 @@ class LexicalModel:
         return np.array([self.weights[feature_ids(c)].sum() + self.bias for c in parts], dtype=np.float64)
 
     def attack_scores(self, parts: Sequence[str]) -> list[float]:
-        return [float(x) for x in 1.0 / (1.0 + np.exp(-self.logits(parts)))]
+        return [float(x) for x in _sigmoid(self.logits(parts))]
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -500.0, 500.0)))  # no overflow on any text
+    return out
 
 
 def stack(view: LexicalModel, weight: float, probs: Any, texts: Sequence[str], benign: int) -> Any:
@@ -128,10 +133,12 @@ def stack(view: LexicalModel, weight: float, probs: Any, texts: Sequence[str], b
     kind reported is the encoder's."""
     z = np.array([view.logits(chunks(t)).max() for t in texts])
     attack = np.clip(1.0 - np.asarray(probs, dtype=np.float64)[:, benign], _CLIP, 1.0 - _CLIP)
-    stacked = 1.0 / (1.0 + np.exp(-(np.log(attack / (1.0 - attack)) + weight * z)))
+    stacked = _sigmoid(np.log(attack / (1.0 - attack)) + weight * z)
     out = np.array(probs, dtype=np.float64)
     cols = [k for k in range(out.shape[1]) if k != benign]
-    share = out[:, cols] / np.maximum(out[:, cols].sum(axis=1, keepdims=True), 1e-12)
+    total = out[:, cols].sum(axis=1, keepdims=True)
+    # each attack class's share of the attack mass (even shares where the encoder gave them none at all)
+    share = np.where(total > 0, out[:, cols] / np.where(total > 0, total, 1.0), 1.0 / len(cols))
     out[:, cols] = share * stacked[:, None]
     out[:, benign] = 1.0 - stacked
     return out
