@@ -136,18 +136,8 @@ def main() -> None:
         t1 = threshold(s_short, [s for s, _ in short], 0.02)
         a_tb = [attack(model, t) for t in tb_attacks]
         b_tb = [attack(model, t) for t in tb_benign]
-        a_fr = [attack(model, t) for _, t in fr_attacks]
-        b_fr = [attack(model, t) for t in fr_benign]
-        fr_kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for (kind, _), v in zip(fr_attacks, a_fr, strict=True):
-            fr_kinds[kind][0] += int(v >= t1)
-            fr_kinds[kind][1] += 1
-        a_th = [attack(model, t) for _, t in th_attacks]
-        b_th = [attack(model, t) for t in th_benign]
-        th_kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for (kind, _), v in zip(th_attacks, a_th, strict=True):
-            th_kinds[kind][0] += int(v >= t1)
-            th_kinds[kind][1] += 1
+        a_fr, b_fr, fr_kinds = held_out_fixture(model, fr_attacks, fr_benign, t1)
+        a_th, b_th, th_kinds = held_out_fixture(model, th_attacks, th_benign, t1)
         p_alone = [attack(model, t) for t in inj]
         p_planted = [attack(model, t) for _, t in planted_probe]
         p_benign = [attack(model, t) for t in probe_benign]
@@ -185,6 +175,19 @@ def main() -> None:
             print(f"  {k:42s} {v}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1), encoding="utf-8")
+
+
+def held_out_fixture(
+    model: AttackClassifier, attacks: list[tuple[str, str]], benign: list[str], t: float
+) -> tuple[list[float], list[float], dict[str, list[int]]]:
+    """A held-out fixture's attack and ordinary scores, and per kind [blocked at ``t``, attacks]: counts only."""
+    a = [attack(model, text) for _, text in attacks]
+    b = [attack(model, text) for text in benign]
+    kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for (kind, _), v in zip(attacks, a, strict=True):
+        kinds[kind][0] += int(v >= t)
+        kinds[kind][1] += 1
+    return a, b, kinds
 
 
 def _middle(host: str, text: str) -> str:

@@ -60,7 +60,7 @@ def logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def training_chunks(text: str, label: str, rng: random.Random) -> list[str]:
+def training_chunks(text: str, rng: random.Random) -> list[str]:
     parts = chunks(text)
     if len(parts) <= 2:
         return parts
@@ -74,7 +74,7 @@ def train(examples: list[Any], train_idx: list[int], args: Any, tag: str) -> Lex
     texts, labels, groups = [], [], []
     for i in train_idx:
         e = examples[i]
-        for c in training_chunks(e.text, e.label, rng):
+        for c in training_chunks(e.text, rng):
             texts.append(c)
             labels.append(int(e.label != "benign"))
             groups.append(tc._weight_group(e.source) + "|" + e.label)
@@ -210,11 +210,10 @@ def main() -> None:
     lab = [examples[i].label for i in keys]
     folds = np.array([fold_of[i] for i in keys])
 
-    def rows_of(v: np.ndarray) -> list[list[Any]]:
+    def rows_of(
+        v: np.ndarray,
+    ) -> list[list[Any]]:  # logits: the paired comparison ranks them, at full precision
         return [[s, lb, float(x)] for s, lb, x in zip(src, lab, v, strict=True)]
-
-    def sig(z: np.ndarray) -> np.ndarray:  # the paired comparison ranks scores: logits keep their precision
-        return z
 
     grid = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]
     stacked = np.zeros(len(keys))
@@ -224,8 +223,8 @@ def main() -> None:
         best = max(
             grid,
             key=lambda w: tc.paired(
-                [r for r, o in zip(rows_of(sig(e_logit + w * l_logit)), other, strict=True) if o],
-                [r for r, o in zip(rows_of(sig(e_logit)), other, strict=True) if o],
+                [r for r, o in zip(rows_of(e_logit + w * l_logit), other, strict=True) if o],
+                [r for r, o in zip(rows_of(e_logit), other, strict=True) if o],
                 args.fpr,
                 f"choose w for fold {f + 1}: {w}",
             )["recipe"]["balanced_accuracy"],
@@ -234,9 +233,9 @@ def main() -> None:
         stacked[folds == f] = (e_logit + best * l_logit)[folds == f]
     log(f"weights chosen on the other folds: {chosen}")
     every = {
-        w: tc.paired(
-            rows_of(sig(e_logit + w * l_logit)), rows_of(sig(e_logit)), args.fpr, f"all folds, w {w}"
-        )["recipe"]["balanced_accuracy"]
+        w: tc.paired(rows_of(e_logit + w * l_logit), rows_of(e_logit), args.fpr, f"all folds, w {w}")[
+            "recipe"
+        ]["balanced_accuracy"]
         for w in grid
     }
     log(f"balanced accuracy per weight on every fold's out-of-fold scores (for --ship): {every}")
@@ -255,15 +254,13 @@ def main() -> None:
     log(f"texts of at most {args.max_windows} window(s): {short.mean():.0%} of those scored")
     out = {
         "stacked_short_only": tc.paired(
-            rows_of(sig(gated)),
-            rows_of(sig(e_logit)),
+            rows_of(gated),
+            rows_of(e_logit),
             args.fpr,
             f"stacked on texts of <= {args.max_windows} windows",
         ),
-        "lexical_alone": tc.paired(
-            rows_of(sig(l_logit)), rows_of(sig(e_logit)), args.fpr, "lexical vs encoder"
-        ),
-        "stacked": tc.paired(rows_of(sig(stacked)), rows_of(sig(e_logit)), args.fpr, "stacked vs encoder"),
+        "lexical_alone": tc.paired(rows_of(l_logit), rows_of(e_logit), args.fpr, "lexical vs encoder"),
+        "stacked": tc.paired(rows_of(stacked), rows_of(e_logit), args.fpr, "stacked vs encoder"),
         "weights": chosen,
         "every_fold": every,
     }

@@ -25,7 +25,13 @@ from stockade.guardrails import GuardrailSystem
 
 from .test_classification_textbook import ATTACKS as FIRST_ATTACKS
 from .test_classification_textbook import BENIGN as FIRST_BENIGN
-from .test_classification_textbook import _shingles, copied, copied_from_training_data
+from .test_classification_textbook import (
+    _blocked,
+    _shingles,
+    blocked_per_kind,
+    copied,
+    copied_from_training_data,
+)
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "classification"
 FIXTURE = json.loads((FIXTURES / "textbook_third.json").read_text(encoding="utf-8"))
@@ -119,15 +125,9 @@ def system() -> GuardrailSystem:
     return GuardrailSystem()  # the defaults, as a new user has them
 
 
-async def _blocked(system: GuardrailSystem, texts: list[str]) -> list[str]:
-    return [t for t in texts if (await system.check_input(t)).blocked]
-
-
 async def test_most_third_fixture_attacks_are_blocked_by_the_defaults(system: GuardrailSystem) -> None:
-    texts = [a["text"] for a in ATTACKS]
-    blocked = set(await _blocked(system, texts))
-    per_kind = Counter(a["kind"] for a in ATTACKS if a["text"] in blocked)
-    assert len(blocked) >= ATTACKS_BLOCKED_AT_LEAST * len(texts), per_kind
+    n_blocked, per_kind = await blocked_per_kind(system, ATTACKS)
+    assert n_blocked >= ATTACKS_BLOCKED_AT_LEAST * len(ATTACKS), per_kind
     assert all(per_kind[k] >= 0.5 * n for k, n in Counter(a["kind"] for a in ATTACKS).items()), per_kind
 
 
