@@ -159,6 +159,18 @@ def main() -> None:
     )
     parser.add_argument("--ship-dir", type=Path, default=tc.SHIP)
     parser.add_argument(
+        "--no-train",
+        default=None,
+        help="comma-separated sources never trained on (default: the report's own --no-train)",
+    )
+    parser.add_argument(
+        "--paired-with",
+        type=Path,
+        default=None,
+        metavar="LEXICAL_EVAL",
+        help="also compare the stacked scores, paired, with another run's --out (same folds and texts)",
+    )
+    parser.add_argument(
         "--max-windows",
         type=int,
         default=1,
@@ -185,6 +197,9 @@ def main() -> None:
         return
 
     report = json.loads(args.report.read_text(encoding="utf-8"))
+    if args.no_train is None:  # a paired ablation: the view leaves out what the encoder left out
+        args.no_train = report.get("args", {}).get("no_train", "")
+    no_train = {s_ for s_ in args.no_train.split(",") if s_}
     enc = {int(i): None for i in report["oof_scores"]}
     rows = report["oof_attack_rows"]
     for i, r in zip(enc, rows, strict=True):  # the report's order is the out-of-fold dict's
@@ -195,8 +210,8 @@ def main() -> None:
     fold_of: dict[int, int] = {}
     for f, held in enumerate(source_folds([examples[i] for i in pool], args.folds)):
         held_set = set(held)
-        train_idx = [i for i in capped if examples[i].source not in held_set]
-        train_idx += [i for i, (a, h) in parts.items() if not {a, h} & held_set]
+        train_idx = [i for i in capped if examples[i].source not in held_set | no_train]
+        train_idx += [i for i, (a, h) in parts.items() if not {a, h} & (held_set | no_train)]
         model = train(examples, train_idx, args, f"fold {f + 1}")
         for i in scored:
             if examples[i].source in held_set:
@@ -263,7 +278,18 @@ def main() -> None:
         "stacked": tc.paired(rows_of(stacked), rows_of(e_logit), args.fpr, "stacked vs encoder"),
         "weights": chosen,
         "every_fold": every,
+        "no_train": sorted(no_train),
+        "stacked_short_only_rows": rows_of(gated),
     }
+    if args.paired_with:
+        other = json.loads(args.paired_with.read_text(encoding="utf-8"))
+        out["paired_with"] = {
+            "other": str(args.paired_with),
+            "other_no_train": other.get("no_train"),
+            "result": tc.paired(
+                rows_of(gated), other["stacked_short_only_rows"], args.fpr, "stacked, this run vs the other"
+            ),
+        }
     args.out.write_text(json.dumps(out), encoding="utf-8")
     log(f"written {args.out}")
 
