@@ -267,6 +267,16 @@ def main() -> None:
     short = n_windows <= args.max_windows
     gated = np.where(short, stacked, e_logit)
     log(f"texts of at most {args.max_windows} window(s): {short.mean():.0%} of those scored")
+    every_short = {
+        w: tc.paired(
+            rows_of(np.where(short, e_logit + w * l_logit, e_logit)),
+            rows_of(e_logit),
+            args.fpr,
+            f"gated, w {w}",
+        )["recipe"]["balanced_accuracy"]
+        for w in grid
+    }
+    log(f"as the check stacks it (<= {args.max_windows} windows), per weight, every fold: {every_short}")
     out = {
         "stacked_short_only": tc.paired(
             rows_of(gated),
@@ -278,6 +288,7 @@ def main() -> None:
         "stacked": tc.paired(rows_of(stacked), rows_of(e_logit), args.fpr, "stacked vs encoder"),
         "weights": chosen,
         "every_fold": every,
+        "every_fold_short_only": every_short,
         "no_train": sorted(no_train),
         "stacked_short_only_rows": rows_of(gated),
     }
