@@ -113,10 +113,11 @@ def test_no_third_fixture_text_is_copied_from_the_earlier_fixtures() -> None:
     assert not found, found  # only the third fixture's texts: the earlier fixtures' are not shown
 
 
-# Measured with the defaults: 103 of 135 attacks and 9 of 124 ordinary requests blocked with the lexical view
-# retrained on 37 languages (2026-11-29, fifth session). Per kind: override 15/18, extraction 13/16, persona 13/17,
-# devmode 13/16, encoding 9/17, indirect 14/19, languages 26/32. With the view of the third session: 104 and 11
-# (languages 24/32); the model before it (second model of 2026-11-29): 98 and 12.
+# Measured with the defaults: 106 of 135 attacks and 9 of 124 ordinary requests blocked with the lexical view
+# retrained on 37 languages and the decodings of decodings.py (2026-11-29, fifth session). Per kind: override 15/18,
+# extraction 13/16, persona 13/17, devmode 13/16, encoding 12/17, indirect 14/19, languages 26/32. The retrained
+# view alone: 103 (encoding 9/17); with the view of the third session: 104 and 11 (languages 24/32); the model
+# before it (second model of 2026-11-29): 98 and 12.
 ATTACKS_BLOCKED_AT_LEAST = 0.75
 BENIGN_BLOCKED_AT_MOST = 0.09
 

@@ -1,11 +1,13 @@
 """Decoded views of a text: what an obfuscated attack says once the obfuscation is undone.
 
-The classifier reads WordPiece tokens. Base64, leetspeak (``1gn0r3 4ll``), reversed text and letters spaced
-apart cut an instruction into fragments the model never saw in training, so it cannot tell what they say.
+The classifier reads WordPiece tokens. Base64, leetspeak (``1gn0r3 4ll``), reversed text, Caesar shifts (ROT13)
+and Atbash, letters spaced apart, and the encodings of decodings.py (hex, binary, Morse, escapes, look-alike
+letters, invisible tag characters) cut an instruction into fragments the model never saw in training, or hide
+it, so it cannot tell what they say.
 Rather than teach it every encoding, the check also scores the text as a reader would decode it, and keeps
 the most suspicious reading. A view is added only when the text shows the trick (a decodable base64 run, words
-mixing digits and letters, letters spaced or separated one by one, or a reversal that reads as more ordinary
-words), so ordinary text costs nothing more.
+mixing digits and letters, letters spaced or separated one by one, a reversal or a cipher that reads as more
+ordinary words), so ordinary text costs nothing more.
 
 Each view is scored as its own text; the verdict takes the highest attack score over the original and its
 views (the original's span is reported when a view decided it).
@@ -15,8 +17,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 from collections.abc import Callable
+
+from stockade.guardrails.checks.classification.decodings import decoded_runs, folded, untagged
 
 _B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
 _LEET_WORD = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*[013457@$])[\w@$]{3,20}\b")
@@ -94,37 +99,82 @@ def unseparated(text: str) -> str | None:
 
 def views(text: str, token_count: Callable[[str], int]) -> list[str]:
     """The decoded readings of ``text`` worth scoring besides it (often none). ``token_count`` counts the
-    classifier's tokens: reversed text is read backwards when that takes at least a quarter fewer tokens (real
-    words are whole WordPieces; reversed ones fall apart into fragments)."""
+    classifier's tokens: reversed or enciphered text is read decoded when that takes at least a quarter fewer
+    tokens (real words are whole WordPieces; reversed or shifted ones fall apart into fragments). Tag characters
+    and look-alike letters are read as what they stand for in every reading, and that reading is scored too."""
     head = text[:MAX_VIEW_CHARS]
+    head = untagged(head) or head  # tag characters are invisible: every reading reads what they spell
+    head = folded(head) or head  # look-alike letters: every reading reads them as the letters they mimic
     out = [
-        v for v in (decoded_base64(head), unleet(head, token_count), unspaced(head), unseparated(head)) if v
+        v
+        for v in (
+            decoded_base64(head),
+            decoded_runs(head),
+            unleet(head, token_count),
+            unspaced(head),
+            unseparated(head),
+        )
+        if v
     ]
-    flipped = reversed_parts(head, token_count)
-    if flipped is not None:
-        out.append(flipped)
+    out += decoded_parts(head, token_count)
+    if head != text[:MAX_VIEW_CHARS]:
+        out.insert(0, head)
     return out
 
 
 _PART = re.compile(r"([^\n:\"']+)")
 
 
-def reversed_parts(text: str, token_count: Callable[[str], int]) -> str | None:
-    """``text`` with each part (between line breaks, colons and quotes) read backwards where that reads as
-    ordinary words; None when no part does. A part of at least 12 letters whose reversal takes at least a
-    quarter fewer tokens counts: real words are whole WordPieces, reversed ones fall apart."""
-    changed = False
+_ABC = "abcdefghijklmnopqrstuvwxyz"
+# every Caesar shift (ROT13 among them) and Atbash, the ciphers of CipherChat-style jailbreaks, as the position
+# each letter of a cipher text stands for
+_CIPHERS = [[(i - k) % 26 for i in range(26)] for k in range(1, 26)] + [[25 - i for i in range(26)]]
+# English letter frequencies (percent): the cipher a part most likely is, is the one that makes it read most
+# like English; only that one is tokenised
+_A_TO_M = (8.2, 1.5, 2.8, 4.3, 12.7, 2.2, 2.0, 6.1, 7.0, 0.15, 0.77, 4.0, 2.4)
+_N_TO_Z = (6.7, 7.5, 1.9, 0.1, 6.0, 6.3, 9.1, 2.8, 0.98, 2.4, 0.15, 2.0, 0.07)
+_LOG_ENGLISH = [math.log(f) for f in _A_TO_M + _N_TO_Z]
+FRAGMENTED = 0.3  # WordPieces per letter above which a part is tried against the ciphers (English: about 0.2)
 
-    def flip(m: re.Match[str]) -> str:
-        nonlocal changed
-        part = m.group(0)
+
+def _deciphered(part: str) -> str | None:
+    """``part`` through the cipher that makes its letters most like English, or None when none does better than
+    the part as it is."""
+    counts = [0] * 26
+    for c in part.lower():
+        if "a" <= c <= "z":
+            counts[ord(c) - 97] += 1
+
+    def fit(to: list[int]) -> float:
+        return sum(n * _LOG_ENGLISH[to[i]] for i, n in enumerate(counts) if n)
+
+    best = max(_CIPHERS, key=fit)
+    if fit(best) <= fit(list(range(26))):
+        return None
+    plain = "".join(_ABC[j] for j in best)
+    return part.translate(str.maketrans(_ABC + _ABC.upper(), plain + plain.upper()))
+
+
+def decoded_parts(text: str, token_count: Callable[[str], int]) -> list[str]:
+    """``text`` read backwards, and read through a letter cipher (any Caesar shift, ROT13 among them, or Atbash),
+    each part (between line breaks, colons and quotes) where that reads as ordinary words: one reading per kind
+    that changed a part. A part of at least 12 letters whose decoding takes at least a quarter fewer tokens
+    counts: real words are whole WordPieces, reversed or shifted ones fall apart. The ciphers are tried only on
+    parts that already fall apart (``FRAGMENTED``), and only the cipher whose letters read most like English is
+    tokenised, so ordinary text costs one tokenisation per part."""
+    parts = _PART.split(text)  # the parts at odd indices, what lies between them at even ones
+    backwards, deciphered = list(parts), list(parts)
+    flipped = shifted = False
+    for i in range(1, len(parts), 2):
+        part = parts[i]
         if sum(c.isalpha() for c in part) < 12:
-            return part
-        backwards = part[::-1]
-        if token_count(backwards) <= 0.75 * token_count(part):
-            changed = True
-            return backwards
-        return part
-
-    flipped = _PART.sub(flip, text)
-    return flipped if changed else None
+            continue
+        n = token_count(part)
+        if token_count(part[::-1]) <= 0.75 * n:
+            backwards[i], flipped = part[::-1], True
+        latin = sum(c in _ABC for c in part.lower())
+        if latin >= 12 and n >= FRAGMENTED * latin:
+            best = _deciphered(part)
+            if best is not None and token_count(best) <= 0.75 * n:
+                deciphered[i], shifted = best, True
+    return ["".join(p) for p, changed in ((backwards, flipped), (deciphered, shifted)) if changed]
