@@ -95,9 +95,9 @@ def _entity_run(run: str) -> str | None:
 
 
 def decoded_runs(text: str) -> str | None:
-    """``text`` with its runs of Morse code, hex bytes, 8-bit binary, percent-escapes and HTML character references that
-    decode to readable text replaced by that text; None when there are none (hashes, addresses and ids do not
-    decode to text, so logs and code get no view)."""
+    """``text`` with its runs of Morse code, hex bytes, 8-bit binary, percent-escapes and HTML character
+    references that decode to readable text replaced by that text; None when there are none (hashes, addresses
+    and ids do not decode to text, so logs and code get no view)."""
     changed = False
 
     def sub(decode: Callable[[str], str | None]) -> Callable[[re.Match[str]], str]:
