@@ -225,9 +225,8 @@ def main() -> None:
     lab = [examples[i].label for i in keys]
     folds = np.array([fold_of[i] for i in keys])
 
-    def rows_of(
-        v: np.ndarray,
-    ) -> list[list[Any]]:  # logits: the paired comparison ranks them, at full precision
+    # logits: the paired comparison ranks them, at full precision
+    def rows_of(v: np.ndarray) -> list[list[Any]]:
         return [[s, lb, float(x)] for s, lb, x in zip(src, lab, v, strict=True)]
 
     grid = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]

@@ -37,11 +37,8 @@ MORSE_CODE = dict(  # International Morse code, letters and digits in order
 _TAG = re.compile("[\U000e0020-\U000e007e]+")
 # letters of Cyrillic and Greek that look like Latin ones (Unicode's confusables, the common subset); read as
 # Latin only inside a word that is all Latin or look-alike letters, in a text written mostly in Latin letters
-_LOOK_ALIKE = str.maketrans(
-    "аеорсхуіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅαοιυνκρχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcxyijsdhlqwABEKMHOPCTXIJSaoiuvkpxABEZHIKMNOPTYX",
-)
-_LOOK_ALIKE_LETTERS = frozenset("аеорсхуіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅαοιυνκρχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ")
+_LOOK_ALIKE_LETTERS = "аеорсхуіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅαοιυνκρχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+_LOOK_ALIKE = str.maketrans(_LOOK_ALIKE_LETTERS, "aeopcxyijsdhlqwABEKMHOPCTXIJSaoiuvkpxABEZHIKMNOPTYX")
 _WORD = re.compile(r"[^\W\d_]+")
 
 
@@ -149,7 +146,7 @@ def folded(text: str) -> str | None:
     out = text
     if sum(text.count(c) for c in styled) >= 4:
         out = "".join(styled.get(c, c) for c in text)
-    if not _LOOK_ALIKE_LETTERS.isdisjoint(out):
+    if any(c in _LOOK_ALIKE_LETTERS for c in set(out)):
         letters = [c for c in out if c.isalpha()]
         if sum("a" <= c.lower() <= "z" for c in letters) >= 0.5 * len(letters):
 

@@ -102,8 +102,8 @@ def views(text: str, token_count: Callable[[str], int]) -> list[str]:
     classifier's tokens: reversed or enciphered text is read decoded when that takes at least a quarter fewer
     tokens (real words are whole WordPieces; reversed or shifted ones fall apart into fragments). Tag characters
     and look-alike letters are read as what they stand for in every reading, and that reading is scored too."""
-    head = text[:MAX_VIEW_CHARS]
-    head = untagged(head) or head  # tag characters are invisible: every reading reads what they spell
+    raw = text[:MAX_VIEW_CHARS]
+    head = untagged(raw) or raw  # tag characters are invisible: every reading reads what they spell
     head = folded(head) or head  # look-alike letters: every reading reads them as the letters they mimic
     out = [
         v
@@ -117,7 +117,7 @@ def views(text: str, token_count: Callable[[str], int]) -> list[str]:
         if v
     ]
     out += decoded_parts(head, token_count)
-    if head != text[:MAX_VIEW_CHARS]:
+    if head != raw:
         out.insert(0, head)
     return out
 
