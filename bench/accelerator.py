@@ -763,7 +763,7 @@ def unpack(args: Any) -> None:
     import train_classifier as tc
     from classifier_data import Example
 
-    from stockade.guardrails.checks.classification.model import window_scores
+    from stockade.guardrails.checks.classification.class_scores import window_scores
 
     src, ship, pack_dir = Path(args.from_), Path(args.ship_dir), Path(args.pack)
     manifest = verify_manifest(src)

@@ -72,12 +72,15 @@ class Scored:
     wins: tuple[float, ...] = ()  # each window's attack score, windows read, in text order
     extra: float = 0.0  # the best over decoded views and a short text's sentences
     text: str = ""  # planted attacks: the attack text (the known-attack library is measured on it)
+    sentence: float = 0.0  # a text of a few windows: its most suspicious window's best sentence read alone
 
 
 def score(model: AttackClassifier, text: str, source: str, bucket: str, label: str) -> Scored:
     s = model.score(text, max_windows=4096)
     attack = max(v for k, v in s.probs.items() if k != "benign")
-    return Scored(source, bucket, s.windows, attack, label, s.window_attack, s.extra_attack)
+    r = Scored(source, bucket, s.windows, attack, label, s.window_attack, s.extra_attack)
+    r.sentence = s.sentence_attack
+    return r
 
 
 def documents(texts: list[str], size: int, n: int, rng: random.Random) -> list[str]:
@@ -148,6 +151,7 @@ class Rule:
     weight: float = 0.0
     share: float = 0.0
     spike: dict[int, float] | None = None  # spike thresholds (logit units) per bin
+    sentence: dict[int, float] | None = None  # sentence thresholds per bin (with_sentences)
 
 
 def spike_of(r: Scored, weight: float) -> float:
@@ -158,6 +162,8 @@ def spike_of(r: Scored, weight: float) -> float:
 def flagged(r: Scored, rule: Rule) -> bool:
     b = bin_of(r.windows)
     if r.attack >= rule.top[b]:
+        return True
+    if rule.sentence and r.sentence > 0 and r.sentence >= rule.sentence.get(b, float("inf")):
         return True
     return rule.spike is not None and spike_of(r, rule.weight) >= rule.spike.get(b, float("inf"))
 
@@ -189,6 +195,43 @@ def fit_rule(benign: list[Scored], planted: list[Scored], budget: float) -> Rule
             if c > caught + 1e-9:
                 best, caught = rule, c
     return best
+
+
+# The sentence rule (decision.py): in the bins where texts have their most suspicious window's sentences read
+# alone, the window rules keep 3/4 of the budget and the sentence threshold takes what is left. Measured
+# 2026-11-29 (tenth round): folding the sentences into the window score instead raised the window threshold
+# and cost attacks of 2-8 windows (long jailbreak prompts) 15 points of recall; a quarter kept them.
+SENTENCE_SHARE = 0.25
+
+
+def with_sentences(rule: Rule, benign: list[Scored], budget: float) -> Rule:
+    """``rule`` with the sentence rule added in the bins where sentences are read, on ``benign`` at ``budget``:
+    there the window rules are refitted to ``(1 - SENTENCE_SHARE) * budget`` (a spike rule keeps its top-window
+    thresholds and gives up the spike's part; a top-window rule alone rises, kept non-decreasing with length)
+    and the sentence threshold brings the union back to ``budget``."""
+    bins = {bin_of(r.windows) for r in benign if r.sentence > 0}
+    if not bins:
+        return rule
+    reduced = budget * (1 - SENTENCE_SHARE)
+    top, spike = dict(rule.top), dict(rule.spike or {})
+    for b in bins:
+        sel = [r for r in benign if bin_of(r.windows) == b]
+        if rule.spike is not None:
+            values = np.array([np.inf if r.attack >= top[b] else spike_of(r, rule.weight) for r in sel])
+            spike[b] = weighted_threshold(values, [r.source for r in sel], reduced, -np.inf, np.inf)
+        else:
+            top[b] = max(top[b], thresholds(sel, reduced)[b])
+    prev = 0.0
+    for b in BINS:
+        prev = top[b] = max(prev, top[b])
+    base = Rule(top, rule.weight, rule.share, spike if rule.spike is not None else None)
+    sentence = {}
+    for b in sorted(bins):
+        sel = [r for r in benign if bin_of(r.windows) == b]
+        values = np.array([np.inf if flagged(r, base) else (r.sentence or -np.inf) for r in sel])
+        t = weighted_threshold(values, [r.source for r in sel], budget, 0.5, np.inf)
+        sentence[b] = max(0.5, t)  # never below an even chance
+    return Rule(base.top, base.weight, base.share, base.spike, sentence)
 
 
 def wilson(k: float, n: int) -> str:
@@ -353,6 +396,8 @@ def cache_key(args: argparse.Namespace) -> str:
     parts += [str(lexical.stat().st_mtime_ns) if lexical.exists() else "-"]
     meta = json.loads((Path(model_dir()) / "classifier.json").read_text(encoding="utf-8"))
     parts += [json.dumps(meta.get("lexical"), sort_keys=True)]
+    if meta.get("sentences"):  # which texts have their sentences read alone changes their scores
+        parts += [json.dumps(meta["sentences"], sort_keys=True)]
     parts += ["lexical-in-sample" if args.lexical_in_sample else "lexical-held-out"]
     parts += [str(args.docs), str(args.per_source), str(args.planted), args.skip_sources]
     return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:12]
@@ -398,11 +443,9 @@ def report(
     for name, budget in PRESETS.items():
         print(f"\n== {name}: {budget:.1%} of texts per length ==")
         # per rule: benign flags per (held-out doc id) and planted flags
-        benign_flags: dict[str, dict[int, list[bool]]] = {
-            "top": defaultdict(list),
-            "spike": defaultdict(list),
-        }
-        planted_flags: dict[str, list[tuple[Scored, bool]]] = {"top": [], "spike": []}
+        kinds = ("top", "spike", "top+s", "spike+s")  # "+s": with the sentence rule (with_sentences)
+        benign_flags: dict[str, dict[int, list[bool]]] = {k: defaultdict(list) for k in kinds}
+        planted_flags: dict[str, list[tuple[Scored, bool]]] = {k: [] for k in kinds}
         for g, grp in enumerate(groups):
             cal = [r for r in benign if r.source not in grp]
             held = [(i, r) for i, r in enumerate(benign) if r.source in grp]
@@ -410,6 +453,8 @@ def report(
                 fit_on = [p for p, host in planted if host not in grp and p.source in agrp]
                 test = [p for p, host in planted if host in grp and p.source not in agrp]
                 rules = {"top": Rule(thresholds(cal, budget)), "spike": fit_rule(cal, fit_on, budget)}
+                rules["top+s"] = with_sentences(rules["top"], cal, budget)
+                rules["spike+s"] = with_sentences(rules["spike"], cal, budget)
                 for k, rule in rules.items():
                     for i, r in held:
                         benign_flags[k][i].append(flagged(r, rule))
@@ -425,7 +470,7 @@ def report(
         figures: dict[str, Any] = {}
         print(f"  {'length':8s} {'rule':6s} {'benign flagged (held-out sources)':36s} planted attacks caught")
         for bucket in BUCKETS:
-            for k in ("top", "spike"):
+            for k in kinds:
                 flags = [float(np.mean(v)) for i, v in benign_flags[k].items() if benign[i].bucket == bucket]
                 hits = [f for p, f in planted_flags[k] if p.bucket == bucket]
                 fp = float(np.mean(flags)) if flags else float("nan")
@@ -441,13 +486,24 @@ def report(
                     f"{'':10s} {caught:.3f} ({wilson(caught, len(hits))}, n={len(hits)})"
                 )
         shipped = fit_rule(benign, [p for p, _ in planted], budget)
+        shipped_s = with_sentences(shipped, benign, budget)
+        top_s = with_sentences(Rule(thresholds(benign, budget)), benign, budget)
         recall = per_source_recall(attacks, shipped)
         print(
             "  top-window thresholds alone: "
             + " ".join(f"{b}:{v:.4f}" for b, v in thresholds(benign, budget).items())
         )
         recall_top = per_source_recall(attacks, Rule(thresholds(benign, budget)))
-        for label, rec in (("top-window rule", recall_top), ("with the spike rule", recall)):
+        recall_s = {
+            "top": per_source_recall(attacks, top_s),
+            "spike": per_source_recall(attacks, shipped_s),
+        }
+        for label, rec in (
+            ("top-window rule", recall_top),
+            ("with the spike rule", recall),
+            ("top-window rule and sentences", recall_s["top"]),
+            ("spike rule and sentences", recall_s["spike"]),
+        ):
             trained = [v for s, v in rec.items() if s not in EVAL_ONLY]
             held_out = [v for s, v in rec.items() if s in EVAL_ONLY]
             print(
@@ -470,6 +526,16 @@ def report(
             "held_out": figures,
             "recall": recall,
             "recall_top_only": recall_top,
+            "recall_sentences": recall_s,
+            "sentences": {
+                name_: {
+                    "top": rule.top,
+                    "spike": rule.spike,
+                    "weight": rule.weight,
+                    "sentence": rule.sentence,
+                }
+                for name_, rule in (("top", top_s), ("spike", shipped_s))
+            },
             "shipped": thresholds(benign, budget),  # the top-window rule alone, at the whole budget
             "spike": None
             if shipped.spike is None
@@ -562,15 +628,22 @@ def write_decision(out: dict[str, Any], *, spike: bool = False, only: frozenset[
     for name, p in out["presets"].items():
         with_spike = spike and p["spike"] is not None and (not only or name in only)
         top = p["spike"]["top"] if with_spike else p["shipped"]
+        spike_table = p["spike"]["thresholds"] if with_spike else None
+        # the sentence rule, where the model reads sentences (classifier.json ``sentences``): its own rules
+        sentences = p["sentences"]["spike" if with_spike else "top"]
+        if meta.get("sentences") and sentences["sentence"]:
+            top, spike_table = sentences["top"], sentences["spike"] if with_spike else None
         presets[name] = {
             "per_text_budget": p["budget"],
             "thresholds": [[int(b), round(v, 6)] for b, v in top.items()],  # near 1: 4 decimals lose it
         }
-        if with_spike:  # decision.py's spike rule: weight, [windows, logit threshold] rows
-            table = [
-                [int(b), round(max(-99.0, min(v, 99.0)), 3)] for b, v in p["spike"]["thresholds"].items()
-            ]
+        if with_spike and spike_table:  # decision.py's spike rule: weight, [windows, logit threshold] rows
+            table = [[int(b), round(max(-99.0, min(v, 99.0)), 3)] for b, v in spike_table.items()]
             presets[name]["spike"] = {"weight": p["spike"]["weight"], "thresholds": [[1, 99.0], *table]}
+        if meta.get("sentences") and sentences["sentence"]:  # decision.py's sentence rule
+            rows = [[int(b), round(min(v, 2.0), 6)] for b, v in sentences["sentence"].items()]
+            # beyond the calibrated bins, never (a probability does not reach 2)
+            presets[name]["sentences"] = {"thresholds": [*rows, [BINS[-1], 2.0]]}
     meta["rule"] = "typed-attack"
     meta["decision"] = {
         "default": DEFAULT,

@@ -1,9 +1,10 @@
-"""What the decision head, the decoded views and the lexical view add to the classifier's own time (not a timed
-test).
+"""What the decision head, the decoded views, the lexical view and a short document's sentences add to the
+classifier's own time (not a timed test).
 
 Scores the same benign texts (short ones of one window, where the lexical view is stacked, and documents of 1 kB
-and 20 kB), interleaved, with the shipped classifier as it runs (head, views and lexical view on), with the
-lexical view off, with the head off too, and with none; prints p50 per setting and the ratio to "none", all
+and 20 kB), interleaved, with the shipped classifier as it runs (head, views, lexical view and the sentences of a
+short document's most suspicious window read alone), with the sentences off, with the lexical view off too, with
+the head off too, and with none; prints p50 per setting and the ratio to "none", all
 measured in the same run.
 
     .venv/bin/python bench/decision_latency.py [--n 30]
@@ -36,29 +37,32 @@ def main() -> None:
     rng = random.Random(5)
     pool = [e.text for e in load_all() if e.label == "benign"]
     model = load(str(model_dir()))
-    head, lexical = model.head, model.lexical
+    head, lexical, sentences = model.head, model.lexical, model.sentence_max_windows
     real_views = model_module.views
 
     def no_views(text: str, count: Callable[[str], int]) -> list[str]:
         return []
 
     settings: dict[str, Any] = {
-        "shipped (head, views, lexical)": (head, real_views, lexical),
-        "lexical off": (head, real_views, None),
-        "head off too": (None, real_views, None),
-        "none": (None, no_views, None),
+        "shipped (head, views, lexical, sentences)": (head, real_views, lexical, sentences),
+        "sentences off": (head, real_views, lexical, 1),
+        "lexical off too": (head, real_views, None, 1),
+        "head off too": (None, real_views, None, 1),
+        "none": (None, no_views, None, 1),
     }
     short = [t for t in pool if 60 <= len(t) <= 240]
     for size in (0, 1_000, 20_000):
         texts = rng.sample(short, args.n) if size == 0 else documents(pool, size, args.n, rng)
         times: dict[str, list[float]] = {k: [] for k in settings}
         for text in texts:
-            for name, (h, v, lex) in settings.items():
+            for name, (h, v, lex, sent) in settings.items():
                 model.head, model_module.views, model.lexical = h, v, lex  # type: ignore[assignment]
+                model.sentence_max_windows = sent
                 start = time.perf_counter()
                 model.score(text, max_windows=4096)
                 times[name].append((time.perf_counter() - start) * 1000)
         model.head, model_module.views, model.lexical = head, real_views, lexical  # type: ignore[assignment]
+        model.sentence_max_windows = sentences
         base = statistics.median(times["none"])
         line = ", ".join(
             f"{k} {statistics.median(v):.1f} ms ({statistics.median(v) / base:.2f}x)"

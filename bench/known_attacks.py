@@ -42,13 +42,14 @@ from classifier_data import ATTACKS as ATTACK_LABELS
 from classifier_data import EVAL_ONLY, OVER_DEFENCE, cap_per_source, load_all, source_folds
 from window_scores import model_dir
 
+from stockade.guardrails.checks.classification.class_scores import window_scores
 from stockade.guardrails.checks.classification.library import (
     LIBRARY_FILE,
     KnownAttacks,
     save,
     sentence_vectors,
 )
-from stockade.guardrails.checks.classification.model import load, window_scores
+from stockade.guardrails.checks.classification.model import load
 
 CACHE = Path("/tmp/stockade-bench")
 REPORT = CACHE / "known_attacks.json"

@@ -27,12 +27,11 @@ import numpy as np
 from calibrate_decision import build
 from window_scores import model_dir
 
-from stockade.guardrails.checks.classification.model import AttackClassifier, load, window_scores
-from stockade.guardrails.checks.classification.windows import window_starts
+from stockade.guardrails.checks.classification.class_scores import window_scores
+from stockade.guardrails.checks.classification.model import AttackClassifier, load
+from stockade.guardrails.checks.classification.windows import sentence_ranges, window_starts
 
 CACHE = Path("/tmp/stockade-bench/sentences")
-_ENDS = frozenset({".", "!", "?", ";"})
-MIN_TOKENS = 4
 BATCH = 64
 
 
@@ -48,28 +47,6 @@ class Doc:
     t_shipped: float
     t_units: float
     id: int = -1  # set by the report: the document's place in the cache
-
-
-def sentence_ranges(
-    text: str, tokens: Sequence[str], offsets: Sequence[tuple[int, int]], body: int, stride: int
-) -> list[tuple[int, int]]:
-    """Token ranges of the sentences of ``text``, in text order."""
-    cuts, start = [], 0
-    for i in range(1, len(tokens)):
-        gap = text[offsets[i - 1][1] : offsets[i][0]]
-        end = tokens[i - 1] in _ENDS and tokens[i] not in _ENDS
-        if (end or "\n" in gap) and i - start >= MIN_TOKENS:
-            cuts.append((start, i))
-            start = i
-    if start < len(tokens):
-        cuts.append((start, len(tokens)))
-    out = []
-    for a, b in cuts:
-        if b - a <= body:
-            out.append((a, b))
-        else:
-            out.extend((a + s, a + s + body) for s in window_starts(b - a, body, stride))
-    return out
 
 
 def batches(rows: Sequence[Sequence[int]]) -> list[list[int]]:

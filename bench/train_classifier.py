@@ -55,7 +55,7 @@ from classifier_data import (
     source_folds,
 )
 
-from stockade.guardrails.checks.classification.model import CLASS_PROBABILITY, RULES, window_scores
+from stockade.guardrails.checks.classification.class_scores import CLASS_PROBABILITY, RULES, window_scores
 from stockade.guardrails.checks.classification.screener import BUCKETS, Screener, feature_ids
 from stockade.guardrails.checks.classification.windows import pick_windows, window_starts
 

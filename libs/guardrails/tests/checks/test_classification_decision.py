@@ -1,5 +1,6 @@
-"""The document-level decision (decision.py): the top-window rule by window count, and the spike rule that
-weighs a document's most suspicious window against the document's own baseline."""
+"""The document-level decision (decision.py): the top-window rule by window count, the spike rule that weighs a
+document's most suspicious window against the document's own baseline, and the sentence rule of short
+documents."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from stockade.guardrails import GuardrailSystem
 from stockade.guardrails.checks.classification.decision import check_result, logit, spike_score
-from stockade.guardrails.checks.classification.model import Scores
+from stockade.guardrails.checks.classification.model import Scores, default_model_dir, load
 from stockade.guardrails.checks.config import ClassificationConfig
 from stockade.guardrails.verdict import Action
 
@@ -88,6 +89,51 @@ def test_a_preset_without_a_spike_rule_uses_the_top_window_alone() -> None:
     assert decide(peak, preset="balanced", total=120) is Action.BLOCK
 
 
+SENTENCE_META = {
+    "decision": {
+        "default": "balanced",
+        "presets": {
+            "balanced": {"thresholds": TOP, "sentences": {"thresholds": [[8, 0.995], [4096, 2.0]]}},
+            "strict": {"thresholds": TOP},
+        },
+    }
+}
+
+
+def with_sentence(windows: list[float], sentence: float, kind: str = "jailbreak") -> Scores:
+    s = scores(windows)
+    return Scores(
+        **{**s.__dict__, "sentence_kind": kind, "sentence_attack": sentence, "sentence_span": (130, 170)}
+    )
+
+
+def test_a_sentence_over_its_own_threshold_flags_a_short_document_and_names_itself() -> None:
+    diluted = [0.3, 0.9, 0.2, 0.1]  # the window holding it is under the 0.96 a 4-window text needs
+    result = check_result(
+        "classification", with_sentence(diluted, 0.998), SENTENCE_META, ClassificationConfig()
+    )
+    assert result is not None and result.action is Action.BLOCK
+    [finding] = result.findings
+    assert finding.detail["rule"] == "sentence"
+    assert finding.type == "jailbreak" and (finding.start, finding.end) == (130, 170)  # the sentence's own
+    assert finding.detail["sentence"] >= finding.detail["sentence_threshold"] == 0.995
+
+
+def test_a_sentence_under_its_threshold_or_without_a_table_changes_nothing() -> None:
+    diluted = [0.3, 0.9, 0.2, 0.1]
+    for meta, preset, sentence in ((SENTENCE_META, None, 0.99), (SENTENCE_META, "strict", 0.9999)):
+        result = check_result(
+            "classification", with_sentence(diluted, sentence), meta, ClassificationConfig(preset=preset)
+        )
+        assert result is not None and result.action is Action.ALLOW
+    # the window rule still decides first: its kind and span, not the sentence's
+    result = check_result(
+        "classification", with_sentence([0.97, 0.2], 0.999), SENTENCE_META, ClassificationConfig()
+    )
+    assert result is not None and result.findings[0].type == "injection"
+    assert "rule" not in result.findings[0].detail
+
+
 # The shipped model and its calibrated decision, as a new user has them.
 
 _MANUAL = [
@@ -122,3 +168,16 @@ async def test_a_long_manual_full_of_instruction_words_is_not_flagged(pages: int
     assert len(doc) > pages * 2_500
     verdict = await system.check_context(doc, source="document")
     assert not verdict.blocked, verdict.findings
+
+
+async def test_a_short_manual_is_not_flagged_by_its_imperative_sentences() -> None:
+    # 2-8 windows: the sentences of the most suspicious window are read alone, and each here is an instruction
+    # to a human reader with "ignore", "override", "developer mode" or "rules" in it
+    system = GuardrailSystem({"guardrails": {"checks": ONLY_CLASSIFICATION}})
+    model = load(str(default_model_dir()))
+    for seed in range(8):
+        rng = random.Random(seed)
+        doc = "\n\n".join(" ".join(rng.choice(_MANUAL) for _ in range(3)) for _ in range(3))
+        assert model.score(doc, max_windows=64).sentence_kind  # its sentences were read
+        verdict = await system.check_context(doc, source="document")
+        assert not verdict.blocked, (seed, verdict.findings)

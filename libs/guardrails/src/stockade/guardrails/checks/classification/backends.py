@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from stockade.guardrails.checks.classification.backend_config import DEFAULT_LABEL_MAP
-from stockade.guardrails.checks.classification.model import TYPED_ATTACK, Scores, window_scores
+from stockade.guardrails.checks.classification.class_scores import TYPED_ATTACK, window_scores
+from stockade.guardrails.checks.classification.model import Scores
 from stockade.guardrails.errors import CheckUnavailableError
 
 CLASS_ORDER: tuple[str, ...] = ("benign", "injection", "jailbreak", "malicious")

@@ -21,6 +21,14 @@ the other windows read). A document is flagged when its top window reaches the w
 rule above) **or** its spike reaches the spike threshold for its window count; the OR keeps a document that is
 an attack throughout (a long jailbreak template, whose baseline is high) flagged by its top window.
 
+Why a third rule for short documents, the sentence: a text of a few windows (up to ``sentences.max_windows`` in
+classifier.json, about 1 kB) also has the sentences of its most suspicious window read alone (model.py), because
+an instruction between two paragraphs of an e-mail shares its 64-token window with their prose and is diluted.
+Read alone, ordinary imperative sentences ("Write a function that...") score high too, so the sentence has a
+threshold of its own, set on the same benign documents with a quarter of the preset's budget; folded into the
+window score instead, it raised the window threshold for every text of that length and cost long jailbreak
+prompts their recall.
+
 With ``library: true`` (off by default) the best known-attack library match (library.py) is reported in every
 finding's detail, and a match at or above the library's own calibrated similarity flags a text the rules above
 let through, with the matched entry's kind, source and window.
@@ -28,7 +36,8 @@ let through, with the matched entry's kind, source and window.
 The calibration ships in the model directory's ``classifier.json`` under ``decision``: per operating point
 (``strict``, ``balanced``, ``permissive``) a table of ``[windows, threshold]`` rows, ascending; a text of ``n``
 windows uses the first row whose ``windows`` is at least ``n`` (the last row beyond it). A preset may also carry
-``spike``: ``{"weight": w, "thresholds": [[windows, threshold], ...]}`` (thresholds in logit units).
+``spike``: ``{"weight": w, "thresholds": [[windows, threshold], ...]}`` (thresholds in logit units), and
+``sentences``: ``{"thresholds": [[windows, threshold], ...]}`` (probabilities).
 """
 
 from __future__ import annotations
@@ -75,6 +84,16 @@ def spikes(meta: Mapping[str, Any]) -> dict[str, tuple[float, list[list[float]]]
     return out
 
 
+def sentence_tables(meta: Mapping[str, Any]) -> dict[str, list[list[float]]]:
+    """Each operating point's sentence thresholds, for those that have them."""
+    presets = (meta.get("decision") or {}).get("presets") or {}
+    out = {}
+    for name, p in presets.items():
+        if sentences := p.get("sentences"):
+            out[str(name)] = [[float(n), float(t)] for n, t in sentences["thresholds"]]
+    return out
+
+
 def logit(p: float) -> float:
     p = min(1.0 - _CLIP, max(_CLIP, p))
     return math.log(p / (1.0 - p))
@@ -117,6 +136,17 @@ def check_result(
             spike_threshold = threshold_for(table, scores.windows)
             detail.update(spike=round(spike, 3), spike_threshold=round(spike_threshold, 3))
             fired = fired or spike >= spike_threshold
+    sentence_table = sentence_tables(meta).get(preset)
+    if sentence_table is not None and scores.sentence_kind:
+        sentence_threshold = threshold_for(sentence_table, scores.windows)
+        detail.update(
+            sentence=round(scores.sentence_attack, 4), sentence_threshold=round(sentence_threshold, 4)
+        )
+        if scores.sentence_attack >= sentence_threshold and not fired:
+            # an instruction read alone: the kind and the span are the sentence's
+            fired, kind, score = True, scores.sentence_kind, max(score, scores.sentence_attack)
+            scores = replace(scores, spans={**scores.spans, kind: scores.sentence_span})
+            detail["rule"] = "sentence"
     findings = []
     match = scores.library
     if config.library and match is not None:

@@ -28,7 +28,8 @@ from stockade.guardrails.checks.classification.backends import (
     class_matrix,
     label_classes,
 )
-from stockade.guardrails.checks.classification.model import TYPED_ATTACK, Scores, TextTooLongError
+from stockade.guardrails.checks.classification.class_scores import TYPED_ATTACK
+from stockade.guardrails.checks.classification.model import Scores, TextTooLongError
 from stockade.guardrails.checks.classification.windows import window_starts
 from stockade.guardrails.errors import CheckUnavailableError
 from stockade.guardrails.extras import require

@@ -22,6 +22,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from stockade.guardrails.checks.classification.class_scores import (
+    CLASS_PROBABILITY,
+    RULES,
+    window_scores,
+)
 from stockade.guardrails.checks.classification.head import EMBEDDING_OUTPUT, DecisionHead
 from stockade.guardrails.checks.classification.lexical import LexicalModel, stack
 from stockade.guardrails.checks.classification.library import (
@@ -32,7 +37,13 @@ from stockade.guardrails.checks.classification.library import (
 )
 from stockade.guardrails.checks.classification.screener import Screener
 from stockade.guardrails.checks.classification.views import views
-from stockade.guardrails.checks.classification.windows import pick_windows, window_starts
+from stockade.guardrails.checks.classification.windows import (
+    char_span,
+    pick_windows,
+    sentence_ranges,
+    sentence_spans,
+    window_starts,
+)
 from stockade.guardrails.errors import CheckUnavailableError, GuardrailError
 from stockade.guardrails.extras import require
 
@@ -61,6 +72,11 @@ class Scores:
     # The best known-attack library match (library.py), when the check asked for one, and its window's span.
     library: Match | None = None
     library_span: tuple[int, int] = (0, 0)
+    # A text of a few windows (``sentences.max_windows``): the most suspicious sentence of its most suspicious
+    # window read alone, its kind, attack score and span; the decision weighs it with a threshold of its own.
+    sentence_kind: str = ""
+    sentence_attack: float = 0.0
+    sentence_span: tuple[int, int] = (0, 0)
 
 
 def default_model_dir() -> Path:
@@ -117,6 +133,8 @@ class AttackClassifier:
         self.window = int(self.meta["window"])
         self.stride = int(self.meta["stride"])
         self.model_windows = int(self.meta["model_windows"])
+        # texts of 2 to this many windows also have the sentences of their most suspicious window read alone
+        self.sentence_max_windows = int((self.meta.get("sentences") or {}).get("max_windows", 1))
         self.rule = str(self.meta.get("rule", CLASS_PROBABILITY))
         if self.rule not in RULES:
             raise CheckUnavailableError(f"{FEATURE}: {directory} has an unknown rule {self.rule!r}")
@@ -150,6 +168,9 @@ class AttackClassifier:
         where = {label: spans[int(best[k])] for k, label in enumerate(self.labels)}
         attack = 1.0 - probs[:, self.labels.index("benign")]
         extra = float(attack[n_read:].max()) if len(rows) > n_read else 0.0
+        sentence = ("", 0.0, (0, 0))
+        if 1 < n_windows <= self.sentence_max_windows:
+            sentence = self._top_sentence(text, attack[:n_read], spans)
         match, match_span = None, (0, 0)
         if use_library and self.library is not None:
             vecs, owner = sentence_vectors(hidden, ids, mask, self.end_ids)
@@ -164,6 +185,7 @@ class AttackClassifier:
             extra,
             match,
             match_span,
+            *sentence,
         )
 
     def _rows(
@@ -189,13 +211,13 @@ class AttackClassifier:
             else pick_windows(self.screener.attack_scores(windows), budget)
         )
         rows = [windows[i] for i in chosen]
-        spans = [_char_span(offsets, starts[i], len(windows[i])) for i in chosen]
+        spans = [char_span(offsets, starts[i], len(windows[i])) for i in chosen]
         texts = [text[a:b] for a, b in spans]
         for view in views(text, self._token_count):  # decoded readings (views.py): their span is the text's
             view_enc = self.tokenizer.encode(view, add_special_tokens=False)
             for s in window_starts(len(view_enc.ids), body, self.stride)[:4]:
                 rows.append(view_enc.ids[s : s + body])
-                a, b = _char_span(view_enc.offsets, s, len(rows[-1]))
+                a, b = char_span(view_enc.offsets, s, len(rows[-1]))
                 texts.append(view[a:b])
             spans.extend([(0, len(text))] * (len(rows) - len(spans)))
         if len(windows) == 1:  # a short text: each of its sentences is read alone too (sentence_spans)
@@ -212,6 +234,29 @@ class AttackClassifier:
         _, hidden, ids, mask = self._forward(rows, hidden=True)
         vecs, owner = sentence_vectors(hidden, ids, mask, self.end_ids)
         return vecs, [spans[int(r)] for r in owner]
+
+    def _top_sentence(
+        self, text: str, window_attack: Any, spans: list[tuple[int, int]]
+    ) -> tuple[str, float, tuple[int, int]]:
+        """The most suspicious window's most suspicious sentence read alone: its kind, attack score and span."""
+        import numpy as np
+
+        a, b = spans[int(np.argmax(window_attack))]
+        enc = self.tokenizer.encode(text[a:b], add_special_tokens=False)
+        ranges = sentence_ranges(text[a:b], enc.tokens, enc.offsets, self.window - 2, self.stride)
+        if len(ranges) < 2:
+            return "", 0.0, (0, 0)
+        probs, *_ = self._forward([enc.ids[s:e] for s, e in ranges])
+        probs = window_scores(probs, self.labels, self.rule)
+        benign = self.labels.index("benign")
+        row = int(np.argmin(probs[:, benign]))
+        kind = max((k for k in range(len(self.labels)) if k != benign), key=lambda k: probs[row, k])
+        s, e = ranges[row]
+        return (
+            self.labels[kind],
+            1.0 - float(probs[row, benign]),
+            (a + enc.offsets[s][0], a + enc.offsets[e - 1][1]),
+        )
 
     def _token_count(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
@@ -236,59 +281,6 @@ class AttackClassifier:
         if not (hidden and want):
             return probs, None, None, None
         return probs, outputs[1], input_ids, mask
-
-
-CLASS_PROBABILITY, TYPED_ATTACK = "class-probability", "typed-attack"
-RULES = (CLASS_PROBABILITY, TYPED_ATTACK)
-
-
-def window_scores(probs: Any, labels: list[str], rule: str) -> Any:
-    """Each window's score per class (rows: windows), before the maximum over windows.
-
-    The model directory's ``classifier.json`` names its ``rule`` (absent: class-probability, as in the model
-    shipped today). ``class-probability``: the class's own probability. ``typed-attack``: a window
-    scores the probability that it is an attack of any kind, 1 - P(benign), and gives it to its most probable
-    attack class only (the others score 0 there). Sources disagree on where injection ends and jailbreak
-    begins ("ignore previous instructions" is one in some and the other in others), so the model often splits
-    a clear attack between the two, each under its threshold; the sum says "attack" and the larger part says
-    which. The benign column keeps P(benign)."""
-    import numpy as np
-
-    if rule == CLASS_PROBABILITY:
-        return probs
-    benign = labels.index("benign")
-    attack_cols = [k for k in range(len(labels)) if k != benign]
-    out = np.zeros_like(probs)
-    out[:, benign] = probs[:, benign]
-    top = np.asarray(attack_cols)[probs[:, attack_cols].argmax(axis=1)]
-    out[np.arange(len(probs)), top] = 1.0 - probs[:, benign]
-    return out
-
-
-MAX_SENTENCES = 6
-
-
-def sentence_spans(tokens: list[str]) -> list[tuple[int, int]]:
-    """Token ranges of the sentences of a short text, when it has 2 to ``MAX_SENTENCES`` of them (else none).
-
-    A window's score is not monotone in its content: an injection followed by a role-play sentence could score
-    below the injection alone. Reading each sentence alone as well makes the text's score at least its
-    strongest sentence's, so adding attack sentences never lowers it."""
-    out, start = [], 0
-    for i, token in enumerate(tokens):
-        ends = token in (".", "!", "?") and i + 1 < len(tokens) and tokens[i + 1] not in (".", "!", "?")
-        if ends and i + 1 - start >= 3:
-            out.append((start, i + 1))
-            start = i + 1
-    if start < len(tokens) and len(tokens) - start >= 3:
-        out.append((start, len(tokens)))
-    return out if 2 <= len(out) <= MAX_SENTENCES else []
-
-
-def _char_span(offsets: list[tuple[int, int]], start: int, length: int) -> tuple[int, int]:
-    if not offsets or length == 0:
-        return (0, 0)
-    return (offsets[start][0], offsets[start + length - 1][1])
 
 
 @lru_cache(maxsize=4)
