@@ -78,9 +78,9 @@ class Scored:
 def score(model: AttackClassifier, text: str, source: str, bucket: str, label: str) -> Scored:
     s = model.score(text, max_windows=4096)
     attack = max(v for k, v in s.probs.items() if k != "benign")
-    r = Scored(source, bucket, s.windows, attack, label, s.window_attack, s.extra_attack)
-    r.sentence = s.sentence_attack
-    return r
+    return Scored(
+        source, bucket, s.windows, attack, label, s.window_attack, s.extra_attack, sentence=s.sentence_attack
+    )
 
 
 def documents(texts: list[str], size: int, n: int, rng: random.Random) -> list[str]:
