@@ -2,10 +2,10 @@
 classifier's own time (not a timed test).
 
 Scores the same benign texts (short ones of one window, where the lexical view is stacked, and documents of 1 kB
-and 20 kB), interleaved, with the shipped classifier as it runs (head, views, lexical view and the sentences of a
-short document's most suspicious window read alone), with the sentences off, with the lexical view off too, with
-the head off too, and with none; prints p50 per setting and the ratio to "none", all
-measured in the same run.
+and 20 kB), interleaved, with the shipped classifier as it runs (head, views, lexical view and the screener's top
+sentence of a short document's most suspicious window read alone, ``sentences.read``), with every sentence of that
+window read instead, with the sentences off, with the lexical view off too, with the head off too, and with none;
+prints p50 per setting and the ratio to "none", all measured in the same run.
 
     .venv/bin/python bench/decision_latency.py [--n 30]
 """
@@ -38,6 +38,7 @@ def main() -> None:
     pool = [e.text for e in load_all() if e.label == "benign"]
     model = load(str(model_dir()))
     head, lexical, sentences = model.head, model.lexical, model.sentence_max_windows
+    read = model.sentence_read
     real_views = model_module.views
 
     def no_views(text: str, count: Callable[[str], int]) -> list[str]:
@@ -45,6 +46,7 @@ def main() -> None:
 
     settings: dict[str, Any] = {
         "shipped (head, views, lexical, sentences)": (head, real_views, lexical, sentences),
+        "every sentence of the window": (head, real_views, lexical, sentences),
         "sentences off": (head, real_views, lexical, 1),
         "lexical off too": (head, real_views, None, 1),
         "head off too": (None, real_views, None, 1),
@@ -58,11 +60,12 @@ def main() -> None:
             for name, (h, v, lex, sent) in settings.items():
                 model.head, model_module.views, model.lexical = h, v, lex  # type: ignore[assignment]
                 model.sentence_max_windows = sent
+                model.sentence_read = 0 if name.startswith("every sentence") else read
                 start = time.perf_counter()
                 model.score(text, max_windows=4096)
                 times[name].append((time.perf_counter() - start) * 1000)
         model.head, model_module.views, model.lexical = head, real_views, lexical  # type: ignore[assignment]
-        model.sentence_max_windows = sentences
+        model.sentence_max_windows, model.sentence_read = sentences, read
         base = statistics.median(times["none"])
         line = ", ".join(
             f"{k} {statistics.median(v):.1f} ms ({statistics.median(v) / base:.2f}x)"

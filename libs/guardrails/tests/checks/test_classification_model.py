@@ -4,6 +4,7 @@ thresholds, the window cap that fails closed, and the shipped model on attacks i
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -310,6 +311,32 @@ def test_a_short_document_also_reads_its_most_suspicious_window_by_sentence() ->
     assert AttackClassifier(default_model_dir()).score(long_doc, max_windows=256).sentence_kind == ""
 
 
+def test_a_short_document_reads_only_the_screeners_most_suspicious_sentences(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ``sentences.read`` in classifier.json: the encoder reads at most that many of the window's sentences, the
+    # ones the screener ranks highest (the cost of the rule is one more encoder batch, this many rows)
+    model = AttackClassifier(default_model_dir())
+    batches: list[int] = []
+    forward = model._forward
+
+    def counting(rows: list[list[int]], **kw: Any) -> Any:
+        batches.append(len(rows))
+        return forward(rows, **kw)
+
+    monkeypatch.setattr(model, "_forward", counting)
+    doc = _planted(SHORT_DOCUMENTS[0], PLANTED[0])
+    model.sentence_read = 0  # every sentence of the window
+    every = model.score(doc, max_windows=64)
+    assert batches[-1] > 2
+    model.sentence_read = 2
+    two = model.score(doc, max_windows=64)
+    assert batches[-1] == 2
+    # the planted instruction is among the screener's two, and scores as it does beside all of them
+    assert two.sentence_span == every.sentence_span
+    assert two.sentence_attack == pytest.approx(every.sentence_attack, abs=5e-3)
+
+
 async def test_instructions_planted_in_short_documents_are_blocked_by_default() -> None:
     system = GuardrailSystem({"guardrails": {"checks": ONLY_CLASSIFICATION}})
     for doc in SHORT_DOCUMENTS:
@@ -320,7 +347,9 @@ async def test_instructions_planted_in_short_documents_are_blocked_by_default() 
         for p, sentence in enumerate(PLANTED)
         if (await system.check_context(_planted(doc, sentence), source="document")).blocked
     ]
-    assert len(blocked) >= 4, blocked  # 5 of 16 measured (2 before the sentence rule), none tuned on
+    # 12 of 16 measured reading the screener's top sentence (5 reading every sentence of the window, 2 before the
+    # sentence rule), none tuned on
+    assert len(blocked) >= 8, blocked
 
 
 async def test_context_check_uses_the_context_stage() -> None:

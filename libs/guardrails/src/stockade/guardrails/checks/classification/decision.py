@@ -22,8 +22,9 @@ rule above) **or** its spike reaches the spike threshold for its window count; t
 an attack throughout (a long jailbreak template, whose baseline is high) flagged by its top window.
 
 Why a third rule for short documents, the sentence: a text of a few windows (up to ``sentences.max_windows`` in
-classifier.json, about 1 kB) also has the sentences of its most suspicious window read alone (model.py), because
-an instruction between two paragraphs of an e-mail shares its 64-token window with their prose and is diluted.
+classifier.json, about 1 kB) also has the sentences of its most suspicious window read alone (model.py; only the
+``sentences.read`` of them the screener ranks highest, one in the shipped model), because an instruction between
+two paragraphs of an e-mail shares its 64-token window with their prose and is diluted.
 Read alone, ordinary imperative sentences ("Write a function that...") score high too, so the sentence has a
 threshold of its own, set on the same benign documents with a quarter of the preset's budget; folded into the
 window score instead, it raised the window threshold for every text of that length and cost long jailbreak

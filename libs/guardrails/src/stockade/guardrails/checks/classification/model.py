@@ -73,7 +73,8 @@ class Scores:
     library: Match | None = None
     library_span: tuple[int, int] = (0, 0)
     # A text of a few windows (``sentences.max_windows``): the most suspicious sentence of its most suspicious
-    # window read alone, its kind, attack score and span; the decision weighs it with a threshold of its own.
+    # window read alone (of the ``sentences.read`` the screener ranks highest), its kind, attack score and span;
+    # the decision weighs it with a threshold of its own.
     sentence_kind: str = ""
     sentence_attack: float = 0.0
     sentence_span: tuple[int, int] = (0, 0)
@@ -134,7 +135,10 @@ class AttackClassifier:
         self.stride = int(self.meta["stride"])
         self.model_windows = int(self.meta["model_windows"])
         # texts of 2 to this many windows also have the sentences of their most suspicious window read alone
-        self.sentence_max_windows = int((self.meta.get("sentences") or {}).get("max_windows", 1))
+        sentences = self.meta.get("sentences") or {}
+        self.sentence_max_windows = int(sentences.get("max_windows", 1))
+        # at most this many of that window's sentences, the screener's most suspicious (0: all of them)
+        self.sentence_read = int(sentences.get("read", 0))
         self.rule = str(self.meta.get("rule", CLASS_PROBABILITY))
         if self.rule not in RULES:
             raise CheckUnavailableError(f"{FEATURE}: {directory} has an unknown rule {self.rule!r}")
@@ -246,6 +250,9 @@ class AttackClassifier:
         ranges = sentence_ranges(text[a:b], enc.tokens, enc.offsets, self.window - 2, self.stride)
         if len(ranges) < 2:
             return "", 0.0, (0, 0)
+        if 0 < self.sentence_read < len(ranges):  # the encoder reads the screener's top ones (its cost)
+            rank = -np.asarray(self.screener.attack_scores([enc.ids[s:e] for s, e in ranges]))
+            ranges = [ranges[i] for i in sorted(np.argsort(rank, kind="stable")[: self.sentence_read])]
         probs, *_ = self._forward([enc.ids[s:e] for s, e in ranges])
         probs = window_scores(probs, self.labels, self.rule)
         benign = self.labels.index("benign")
