@@ -250,6 +250,13 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=20, help="documents per source and length")
     parser.add_argument("--per-source", type=int, default=60, help="short texts per source")
     parser.add_argument("--planted", type=int, default=20, help="attacks per source planted in documents")
+    parser.add_argument(
+        "--long-docs",
+        type=int,
+        default=0,
+        help="documents per source of 100 kB (default: a third of --docs, at least 3); the draws of everything "
+        "after the first source change with it",
+    )
     parser.add_argument("--write", action="store_true", help="store the rules in the model's classifier.json")
     parser.add_argument(
         "--spike",
@@ -365,7 +372,7 @@ def build(args: argparse.Namespace) -> tuple[dict[str, list[Task]], list[list[st
             items.append((t, src, "text", "benign", None, ""))
         if src not in PROMPT_SOURCES:
             for bucket, size in list(BUCKETS.items())[1:]:
-                n = args.docs if size <= 20_000 else max(3, args.docs // 3)
+                n = args.docs if size <= 20_000 else (args.long_docs or max(3, args.docs // 3))
                 docs_of[(src, bucket)] = documents(texts, size, n, rng)
                 items.extend((d, src, bucket, "benign", None, "") for d in docs_of[(src, bucket)])
         tasks[f"benign-{src}"] = items
@@ -400,6 +407,8 @@ def cache_key(args: argparse.Namespace) -> str:
         parts += [json.dumps(meta["sentences"], sort_keys=True)]
     parts += ["lexical-in-sample" if args.lexical_in_sample else "lexical-held-out"]
     parts += [str(args.docs), str(args.per_source), str(args.planted), args.skip_sources]
+    if args.long_docs:  # absent from older keys, so their caches stay valid
+        parts += [f"long-docs {args.long_docs}"]
     return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:12]
 
 
