@@ -45,22 +45,21 @@ def main() -> None:
         return []
 
     settings: dict[str, Any] = {
-        "shipped (head, views, lexical, sentences)": (head, real_views, lexical, sentences),
-        "every sentence of the window": (head, real_views, lexical, sentences),
-        "sentences off": (head, real_views, lexical, 1),
-        "lexical off too": (head, real_views, None, 1),
-        "head off too": (None, real_views, None, 1),
-        "none": (None, no_views, None, 1),
+        "shipped (head, views, lexical, sentences)": (head, real_views, lexical, sentences, read),
+        "every sentence of the window": (head, real_views, lexical, sentences, 0),
+        "sentences off": (head, real_views, lexical, 1, read),
+        "lexical off too": (head, real_views, None, 1, read),
+        "head off too": (None, real_views, None, 1, read),
+        "none": (None, no_views, None, 1, read),
     }
     short = [t for t in pool if 60 <= len(t) <= 240]
     for size in (0, 1_000, 20_000):
         texts = rng.sample(short, args.n) if size == 0 else documents(pool, size, args.n, rng)
         times: dict[str, list[float]] = {k: [] for k in settings}
         for text in texts:
-            for name, (h, v, lex, sent) in settings.items():
+            for name, (h, v, lex, sent, k) in settings.items():
                 model.head, model_module.views, model.lexical = h, v, lex  # type: ignore[assignment]
-                model.sentence_max_windows = sent
-                model.sentence_read = 0 if name.startswith("every sentence") else read
+                model.sentence_max_windows, model.sentence_read = sent, k
                 start = time.perf_counter()
                 model.score(text, max_windows=4096)
                 times[name].append((time.perf_counter() - start) * 1000)

@@ -250,10 +250,12 @@ class AttackClassifier:
         ranges = sentence_ranges(text[a:b], enc.tokens, enc.offsets, self.window - 2, self.stride)
         if len(ranges) < 2:
             return "", 0.0, (0, 0)
-        if 0 < self.sentence_read < len(ranges):  # the encoder reads the screener's top ones (its cost)
-            rank = -np.asarray(self.screener.attack_scores([enc.ids[s:e] for s, e in ranges]))
-            ranges = [ranges[i] for i in sorted(np.argsort(rank, kind="stable")[: self.sentence_read])]
-        probs, *_ = self._forward([enc.ids[s:e] for s, e in ranges])
+        rows = [enc.ids[s:e] for s, e in ranges]
+        if 0 < self.sentence_read < len(rows):  # the encoder reads the screener's top ones (its cost)
+            rank = -np.asarray(self.screener.attack_scores(rows))
+            keep = sorted(np.argsort(rank, kind="stable")[: self.sentence_read])
+            ranges, rows = [ranges[i] for i in keep], [rows[i] for i in keep]
+        probs, *_ = self._forward(rows)
         probs = window_scores(probs, self.labels, self.rule)
         benign = self.labels.index("benign")
         row = int(np.argmin(probs[:, benign]))
