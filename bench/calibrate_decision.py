@@ -8,14 +8,18 @@ decision head), then the decision's thresholds are set and measured:
   shipped thresholds are then set on both groups together.
 - Texts of five lengths: each source's own texts (1 window or a few), and documents of about 1, 5, 20 and 100 kB
   built by joining texts of one source (a report of PEP paragraphs, a log file, a meeting transcript...).
-- Per window-count bin and preset, the threshold is the lowest whose source-weighted false-positive rate on
-  the calibration group's texts of that bin is within the preset's budget. Thresholds only grow with length
-  (a longer text never gets a lower one).
+- Per window-count bin and preset, the threshold is the lowest whose weighted false-positive rate on the
+  calibration group's texts of that bin is within the preset's budget. Every stratum (one source's texts of one
+  length) carries the same weight whatever its sample size, and every stratum is drawn by its own seeded
+  generator: a larger sample of one stratum sharpens the estimate without moving the others (the draw of 40
+  short texts per source alone moved the one-window threshold by 0.02; ``bench/threshold_noise.py``).
+  Thresholds only grow with length (a longer text never gets a lower one).
 - Attacks: every attack source's texts alone, and the same texts planted at a random place in the held-out
   group's documents. Sources the model was trained on are reported apart from the evaluation-only ones
   (never trained on).
 
     .venv/bin/python bench/calibrate_decision.py [--write] [--rescore] [--docs 20] [--per-source 60]
+        [--short 300] [--small-docs 80]
 
 Scores are cached per source under /tmp/stockade-bench/decision_parts (keyed by the model files and the sample
 sizes), so a new model is scored afresh and an interrupted run resumes. On a machine with spare cores, score
@@ -106,16 +110,23 @@ def plant(doc: str, attack: str, rng: random.Random) -> str:
     return f"{doc[:at]}\n\n{attack}\n\n{doc[at:]}"
 
 
+def weights(sel: list[Scored], population: list[Scored]) -> np.ndarray:
+    """Each row of ``sel`` weighted by its stratum (source and length) in ``population``: every stratum carries
+    the same total weight whatever its sample size, so a threshold estimates the same quantity however many
+    texts of each kind were drawn (more short texts of a source do not outweigh its 1 kB documents, and the few
+    short texts that run to several windows keep their small share)."""
+    count: dict[tuple[str, str], int] = defaultdict(int)
+    for r in population:
+        count[(r.source, r.bucket)] += 1
+    return np.array([1.0 / count[(r.source, r.bucket)] for r in sel])
+
+
 def weighted_threshold(
-    values: np.ndarray, sources: list[str], budget: float, lo: float = 0.0, hi: float = 1.0
+    values: np.ndarray, w: np.ndarray, budget: float, lo: float = 0.0, hi: float = 1.0
 ) -> float:
-    """The lowest threshold whose source-weighted false-positive rate is within ``budget`` (scores in
-    ``[lo, hi]``)."""
-    count: dict[str, int] = defaultdict(int)
-    for s in sources:
-        count[s] += 1
-    w = np.array([1.0 / count[s] for s in sources])
-    w /= w.sum()
+    """The lowest threshold whose false-positive rate, rows weighted by ``w`` (see ``weights``), is within
+    ``budget`` (scores in ``[lo, hi]``)."""
+    w = w / w.sum()
     order = np.argsort(-values)
     cut = int(np.searchsorted(np.cumsum(w[order]), budget, side="right"))
     return float(min(hi, values[order[cut]] + 1e-6)) if cut < len(values) else lo
@@ -128,7 +139,7 @@ def thresholds(rows: list[Scored], budget: float) -> dict[int, float]:
     for b in BINS:
         sel = [r for r in rows if bin_of(r.windows) == b]
         if sel:
-            t = weighted_threshold(np.array([r.attack for r in sel]), [r.source for r in sel], budget)
+            t = weighted_threshold(np.array([r.attack for r in sel]), weights(sel, rows), budget)
             prev = max(prev, t)
         out[b] = prev
     return out
@@ -179,7 +190,7 @@ def spike_rule(benign: list[Scored], budget: float, weight: float, share: float)
         if not sel:
             continue
         values = np.array([np.inf if r.attack >= top[b] else spike_of(r, weight) for r in sel])
-        spike[b] = weighted_threshold(values, [r.source for r in sel], budget, -np.inf, np.inf)
+        spike[b] = weighted_threshold(values, weights(sel, benign), budget, -np.inf, np.inf)
     return Rule(top, weight, share, spike)
 
 
@@ -218,9 +229,10 @@ def with_sentences(rule: Rule, benign: list[Scored], budget: float) -> Rule:
         sel = [r for r in benign if bin_of(r.windows) == b]
         if rule.spike is not None:
             values = np.array([np.inf if r.attack >= top[b] else spike_of(r, rule.weight) for r in sel])
-            spike[b] = weighted_threshold(values, [r.source for r in sel], reduced, -np.inf, np.inf)
+            spike[b] = weighted_threshold(values, weights(sel, benign), reduced, -np.inf, np.inf)
         else:
-            top[b] = max(top[b], thresholds(sel, reduced)[b])
+            own = weighted_threshold(np.array([r.attack for r in sel]), weights(sel, benign), reduced)
+            top[b] = max(top[b], own)
     prev = 0.0
     for b in BINS:
         prev = top[b] = max(prev, top[b])
@@ -229,7 +241,7 @@ def with_sentences(rule: Rule, benign: list[Scored], budget: float) -> Rule:
     for b in sorted(bins):
         sel = [r for r in benign if bin_of(r.windows) == b]
         values = np.array([np.inf if flagged(r, base) else (r.sentence or -np.inf) for r in sel])
-        t = weighted_threshold(values, [r.source for r in sel], budget, 0.5, np.inf)
+        t = weighted_threshold(values, weights(sel, benign), budget, 0.5, np.inf)
         sentence[b] = max(0.5, t)  # never below an even chance
     return Rule(base.top, base.weight, base.share, base.spike, sentence)
 
@@ -248,14 +260,22 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--docs", type=int, default=20, help="documents per source and length")
-    parser.add_argument("--per-source", type=int, default=60, help="short texts per source")
+    parser.add_argument("--per-source", type=int, default=60, help="attacks per source")
+    parser.add_argument(
+        "--short", type=int, default=0, help="short benign texts per source (default: --per-source)"
+    )
     parser.add_argument("--planted", type=int, default=20, help="attacks per source planted in documents")
     parser.add_argument(
         "--long-docs",
         type=int,
         default=0,
-        help="documents per source of 100 kB (default: a third of --docs, at least 3); the draws of everything "
-        "after the first source change with it",
+        help="documents per source of 100 kB (default: a third of --docs, at least 3)",
+    )
+    parser.add_argument(
+        "--small-docs",
+        type=int,
+        default=0,
+        help="documents per source of 1 kB (default: --docs); cheap, and they set the sentence rule's threshold",
     )
     parser.add_argument("--write", action="store_true", help="store the rules in the model's classifier.json")
     parser.add_argument(
@@ -291,7 +311,7 @@ def main() -> None:
     if SCORES.exists() and not args.rescore:
         scored, attack_rows, planted, groups = pickle.loads(SCORES.read_bytes())
         if args.rescore_short:
-            scored = [r for r in scored if r.bucket != "text"] + short_benign(args.per_source)
+            scored = [r for r in scored if r.bucket != "text"] + short_benign(args.short or args.per_source)
             attack_rows = short_attacks(args.per_source)
             SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
         scored = [r for r in scored if r.bucket == "text" or r.source not in PROMPT_SOURCES]
@@ -354,8 +374,9 @@ Task = tuple[str, str, str, str, "str | None", str]
 
 
 def build(args: argparse.Namespace) -> tuple[dict[str, list[Task]], list[list[str]]]:
-    """Every text to score, per source, drawn with fixed seeds (so parallel parts agree)."""
-    rng = random.Random(11)
+    """Every text to score, per source, drawn with fixed seeds (so parallel parts agree). Each draw has its own
+    generator, seeded by what it draws (short texts of a source, its documents of one length, one attack
+    source's plantings): changing one sample size leaves every other draw as it was."""
     skip = set(filter(None, args.skip_sources.split(",")))
     rows = [e for e in load_all() if e.source not in skip]
     benign = [e for e in rows if e.label == "benign" and e.source not in OVER_DEFENCE]
@@ -368,18 +389,20 @@ def build(args: argparse.Namespace) -> tuple[dict[str, list[Task]], list[list[st
     for src, exs in sorted(by_source.items()):
         texts = [e.text for e in exs]
         items: list[Task] = []
-        for t in rng.sample(texts, min(args.per_source, len(texts))):
-            items.append((t, src, "text", "benign", None, ""))
+        short = random.Random(f"short {src}").sample(texts, min(args.short or args.per_source, len(texts)))
+        items.extend((t, src, "text", "benign", None, "") for t in short)
         if src not in PROMPT_SOURCES:
             for bucket, size in list(BUCKETS.items())[1:]:
                 n = args.docs if size <= 20_000 else (args.long_docs or max(3, args.docs // 3))
-                docs_of[(src, bucket)] = documents(texts, size, n, rng)
+                n = (args.small_docs or n) if bucket == "1kB" else n
+                docs_of[(src, bucket)] = documents(texts, size, n, random.Random(f"documents {src} {bucket}"))
                 items.extend((d, src, bucket, "benign", None, "") for d in docs_of[(src, bucket)])
         tasks[f"benign-{src}"] = items
     attacks = cap_per_source([e for e in rows if e.label != "benign"], args.per_source, seed=3)
     for src in sorted({e.source for e in attacks}):
         items = []
         n_planted = 0
+        rng = random.Random(f"planted {src}")
         for e in (e for e in attacks if e.source == src):
             items.append((e.text, src, "text", e.label, None, ""))
             if len(e.text) <= 1500 and n_planted < args.planted:
@@ -407,6 +430,7 @@ def cache_key(args: argparse.Namespace) -> str:
         parts += [json.dumps(meta["sentences"], sort_keys=True)]
     parts += ["lexical-in-sample" if args.lexical_in_sample else "lexical-held-out"]
     parts += [str(args.docs), str(args.per_source), str(args.planted), args.skip_sources]
+    parts += [f"draws per stratum, short {args.short}, 1 kB {args.small_docs}"]
     if args.long_docs:  # absent from older keys, so their caches stay valid
         parts += [f"long-docs {args.long_docs}"]
     return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:12]
@@ -620,7 +644,7 @@ def sweep(benign: list[Scored], planted: list[tuple[Scored, str]], groups: list[
                 for grp in groups:
                     cal = [r for r in benign if r.source not in grp and r.bucket == bucket]
                     t = weighted_threshold(
-                        np.array([fn(r) for r in cal]), [r.source for r in cal], budget, -1e9, 1e9
+                        np.array([fn(r) for r in cal]), weights(cal, cal), budget, -1e9, 1e9
                     )
                     fps += [fn(r) >= t for r in benign if r.source in grp and r.bucket == bucket]
                     hits += [fn(p) >= t for p, host in planted if host in grp and p.bucket == bucket]
