@@ -23,8 +23,9 @@ decision head), then the decision's thresholds are set and measured:
 
 Scores are cached per source under /tmp/stockade-bench/decision_parts (keyed by the model files and the sample
 sizes), so a new model is scored afresh and an interrupted run resumes. On a machine with spare cores, score
-in parallel first (``--part 0/3``, ``--part 1/3``, ``--part 2/3`` at once, same other arguments), then run
-without ``--part`` to assemble, report and (``--write``) store the rules.
+in parallel first (``--part 0/3``, ``--part 1/3``, ``--part 2/3`` at once, same other arguments; a part always
+scores), then run without ``--part`` but with ``--rescore`` (without it the last assembled scores are read) to
+assemble, report and (``--write``) store the rules.
 
 ``--write`` stores the thresholds in the model directory's classifier.json (``decision``).
 """
@@ -308,7 +309,7 @@ def main() -> None:
     spike_presets = frozenset(p for p in args.spike_presets.split(",") if p)
     if unknown := spike_presets - set(PRESETS):
         parser.error(f"--spike-presets: unknown preset(s) {sorted(unknown)}; one of {sorted(PRESETS)}")
-    if SCORES.exists() and not args.rescore:
+    if SCORES.exists() and not args.rescore and not args.part:  # a part always scores (or resumes its own)
         scored, attack_rows, planted, groups = pickle.loads(SCORES.read_bytes())
         if args.rescore_short:
             scored = [r for r in scored if r.bucket != "text"] + short_benign(args.short or args.per_source)
