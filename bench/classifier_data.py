@@ -159,6 +159,32 @@ def embed_attacks(
     return out
 
 
+def label_conflicts(
+    examples: list[Example], idx: list[int], threshold: float, chars: int = 1000
+) -> list[tuple[int, int, float]]:
+    """The label-consistency pass: pairs of texts of ``idx`` from different sources, one labelled benign and
+    the other an attack, that are nearly the same text (cosine of their character 3-5-gram TF-IDF vectors, over
+    the first ``chars`` characters, at least ``threshold``). Two sources that call the same text benign and
+    malicious teach opposite lessons; pairs within one source are left alone (the contrast sources pair an
+    instruction addressed to a person with the same one addressed to the model on purpose)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts = [_norm(examples[i].text)[:chars] for i in idx]
+    matrix = TfidfVectorizer(
+        analyzer="char_wb", ngram_range=(3, 5), min_df=2, sublinear_tf=True
+    ).fit_transform(texts)
+    attack = [examples[i].label != "benign" for i in idx]
+    src = [examples[i].source for i in idx]
+    pairs = []
+    for lo in range(0, len(idx), 2000):
+        block = (matrix[lo : lo + 2000] @ matrix.T).tocoo()
+        for r, c, v in zip(block.row, block.col, block.data, strict=True):
+            a, b = lo + int(r), int(c)
+            if a < b and v >= threshold and attack[a] != attack[b] and src[a] != src[b]:
+                pairs.append((idx[a], idx[b], float(v)))
+    return pairs
+
+
 def sources(examples: list[Example]) -> list[str]:
     return sorted({e.source for e in examples})
 
@@ -195,12 +221,37 @@ def source_folds(examples: list[Example], k: int) -> list[list[str]]:
     return folds
 
 
-if __name__ == "__main__":
-    rows = load_all()
+def _main() -> None:
+    import argparse
     from collections import Counter
 
+    parser = argparse.ArgumentParser(
+        description="the sources, their labels, and (--conflicts) label conflicts"
+    )
+    parser.add_argument(
+        "--conflicts",
+        type=float,
+        default=0.0,
+        help="print near-duplicate texts of two sources labelled benign and attack (TF-IDF cosine, e.g. 0.8)",
+    )
+    parser.add_argument(
+        "--cap", type=int, default=150, help="--conflicts: texts per (source, label) compared"
+    )
+    args = parser.parse_args()
+    rows = load_all()
     counts = Counter((e.source, e.label) for e in rows)
     for src in sources(rows):
         tag = " (evaluation only)" if src in EVAL_ONLY else ""
         print(f"{src:40s} {dict((lbl, n) for (s, lbl), n in counts.items() if s == src)}{tag}")
     print("total", len(rows), Counter(e.label for e in rows))
+    if args.conflicts:
+        sample = cap_per_source([e for e in rows if e.source not in EVAL_ONLY], args.cap)
+        pairs = label_conflicts(sample, list(range(len(sample))), args.conflicts)
+        print(f"\n{len(pairs)} conflicting pairs at cosine >= {args.conflicts} among {len(sample)} texts")
+        for a, b, v in sorted(pairs, key=lambda p: -p[2]):
+            for e in (sample[a], sample[b]):
+                print(f"  {v:.2f} {e.source}/{e.label}: {e.text[:100]!r}")
+
+
+if __name__ == "__main__":
+    _main()

