@@ -18,6 +18,12 @@ graph that ships; it adds contrast data (bench/synth_contrast.py), obfuscated co
 (bench/augment.py), every source weighted the same and a benign energy margin, and with ``--baseline DIR``
 compares itself paired with another model directory on the same held-out windows.
 
+The 2026-11-30 recipe (shipped) is the same with the top layer fine-tuned on the CPU: ``--frozen 5
+--int8-bottom --probe-epochs 8 --epochs 2`` caches the fifth layer's token states from the int8 graph that
+ships, fits the head alone on the pre-trained top's pooled vectors first (8 epochs, as --frozen 6 does), then
+fine-tunes the sixth layer and the head together for 2 epochs (LP-FT). Layers 1-5 stay as shipped, so the
+``hidden5`` output and the known-attack library built on it do not change. About 10 minutes on 2 cores.
+
 Evaluation (printed, and written to /tmp/stockade-bench/classifier_eval.json for the README):
 - cross-source: the training sources are dealt into ``--folds`` groups of whole sources; each group's sources
   are scored by a model trained without any of them (attack recall per attack source, false-positive rate per
@@ -68,8 +74,13 @@ FROZEN = 5  # bottom encoder layers kept as pre-trained (the top one is fine-tun
 RULE = CLASS_PROBABILITY  # how window probabilities become class scores (model.window_scores; --rule)
 POOL_LAYERS: tuple[int, ...] = (6,)  # --frozen 6: the encoder layers mean-pooled and joined (--pool-layers)
 POOL_MAX: tuple[int, ...] = ()  # --frozen 6: layers also max-pooled over tokens (--pool-max)
+# --frozen 5 (or lower): the frozen layers' states from the int8 graph that ships, not torch fp32 (--int8-bottom)
+INT8_BOTTOM = False
 HIDDEN = 0  # --frozen 6: width of the head's hidden layer (--mlp; 0: linear)
 LR = 1e-3  # the head's learning rate (--lr)
+LR_LAYERS = 4e-5  # --frozen 5: the fine-tuned top layer's learning rate in the weighted recipe (--lr-layers)
+PROBE_EPOCHS = 0  # --frozen 5: epochs of the head alone before the joint fine-tuning (LP-FT; --probe-epochs)
+LR_HEAD_FT = 1e-4  # --frozen 5 --probe-epochs: the head's learning rate while the top layer is fine-tuned
 ENERGY, MARGIN = 0.0, 0.0  # benign energy-margin penalty (--energy, --margin)
 DEVICE: Any = "cpu"  # torch's device for the encoder pass and the head: CUDA when torch sees one (main)
 RAW: dict[int, np.ndarray] = {}  # per scored text, the highest probability of each class (for analysis)
@@ -165,11 +176,14 @@ class Encoder:
         self.torch = torch
         self.base = AutoModel.from_pretrained(path, attn_implementation="eager").eval().to(DEVICE)
         self.cache: dict[tuple[int, int], Any] = {}
+        # --frozen 5 with --pool-layers below 5: those layers' window means, read beside the fine-tuned top
+        self.low: dict[tuple[int, int], Any] = {}
         self._session: Any = None
 
     def pooled_session(self) -> Any:
-        """--frozen 6: the pooled encoder exported to ONNX and quantised to int8 as the shipped model is, so
-        the head trains on the features it will read (and 2-3 times faster than torch on a CPU)."""
+        """The frozen encoder exported to ONNX and quantised to int8 as the shipped model is, so the head
+        trains on the features it will read (and 2-3 times faster than torch on a CPU). --frozen 6: the pooled
+        vectors; --frozen 5: the fifth layer's token states, and the means of --pool-layers below it."""
         if self._session is None:
             import tempfile
 
@@ -178,12 +192,13 @@ class Encoder:
 
             tmp = Path(tempfile.mkdtemp(prefix="stockade-pooled-"))
             ids, mask = _pad([[2000, 2001, 2002]], self.torch)
+            names = ["pooled"] if FROZEN == 6 else ["hidden", *(["low"] if _low_layers() else [])]
             self.torch.onnx.export(
                 _pooled_encoder(self.torch, self.base),
                 (ids.to(DEVICE), mask.to(DEVICE)),
                 str(tmp / "fp32.onnx"),
                 input_names=["input_ids", "attention_mask"],
-                output_names=["pooled"],
+                output_names=names,
                 dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
                 opset_version=17,
                 dynamo=False,
@@ -212,6 +227,20 @@ class Encoder:
                 if b % 6400 == 0:
                     log(f"  frozen encoder: {b + len(batch)}/{len(todo)} windows")
                 continue
+            if INT8_BOTTOM:  # --frozen 5, the 2026-11-30 recipe: the bottom from the int8 graph that ships
+                session = self.pooled_session()
+                out = session.run(
+                    [o.name for o in session.get_outputs()],
+                    {"input_ids": ids.numpy(), "attention_mask": mask.numpy()},
+                )
+                hidden = torch.from_numpy(out[0])
+                for r, (key, m) in enumerate(zip(batch, mask, strict=True)):
+                    self.cache[key] = hidden[r, : int(m.sum())].to(torch.float16).clone()
+                    if len(out) > 1:
+                        self.low[key] = torch.from_numpy(out[1][r]).to(torch.float16).clone()
+                if b % 6400 == 0:
+                    log(f"  frozen layers (int8): {b + len(batch)}/{len(todo)} windows")
+                continue
             ids, mask = ids.to(DEVICE), mask.to(DEVICE)
             with torch.no_grad():
                 h = self.base.embeddings(input_ids=ids)
@@ -219,14 +248,16 @@ class Encoder:
                 pooled = []
                 for n, layer in enumerate(self.base.encoder.layer[:FROZEN]):
                     h = layer(h, attention_mask=ext)[0]
-                    if FROZEN == 6 and n + 1 in POOL_LAYERS:
+                    if n + 1 in POOL_LAYERS and (FROZEN == 6 or n + 1 < FROZEN):
                         pooled.append(_mean_pool(h, mask))
             if FROZEN == 6:  # the whole encoder is frozen: keep only the pooled vectors the head reads
                 for key, row in zip(batch, torch.cat(pooled, dim=-1).cpu(), strict=True):
                     self.cache[key] = row[None, :].to(torch.float16).clone()
                 continue
-            for key, row, m in zip(batch, h.cpu(), mask.cpu(), strict=True):
+            for r, (key, row, m) in enumerate(zip(batch, h.cpu(), mask.cpu(), strict=True)):
                 self.cache[key] = row[: int(m.sum())].to(torch.float16).clone()
+                if pooled:
+                    self.low[key] = torch.cat(pooled, dim=-1)[r].cpu().to(torch.float16).clone()
             if b % 6400 == 0:
                 log(f"  frozen layers: {b + len(batch)}/{len(todo)} windows")
 
@@ -244,15 +275,22 @@ def _pooled_encoder(torch: Any, base: Any) -> Any:
             h = self.embeddings(input_ids=input_ids)
             ext = (1.0 - attention_mask[:, None, None, :].to(h.dtype)) * -1e4
             pooled = []
-            for n, layer in enumerate(self.bottom):
+            for n, layer in enumerate(self.bottom[:FROZEN]):
                 h = layer(h, attention_mask=ext)[0]
-                if n + 1 in POOL_LAYERS:
+                if n + 1 in POOL_LAYERS and (FROZEN == 6 or n + 1 < FROZEN):
                     pooled.append(_mean_pool(h, attention_mask))
-                if n + 1 in POOL_MAX:
+                if n + 1 in POOL_MAX and FROZEN == 6:
                     pooled.append(_max_pool(h, attention_mask))
+            if FROZEN < 6:  # the token states the fine-tuned top reads, and the lower layers' means
+                return (h, torch.cat(pooled, dim=-1)) if pooled else h
             return torch.cat(pooled, dim=-1)
 
     return Pooled().eval()
+
+
+def _low_layers() -> tuple[int, ...]:
+    """--frozen 5: the --pool-layers below the fine-tuned top, read from the cache beside its token states."""
+    return tuple(n for n in POOL_LAYERS if n < FROZEN)
 
 
 def _mean_pool(h: Any, mask: Any) -> Any:
@@ -287,25 +325,41 @@ def make_head(torch: Any, base: Any) -> Any:
             self.layers = nn.ModuleList(copy.deepcopy(base.encoder.layer[FROZEN:]))
             self.dropout = nn.Dropout(0.1)
             width = base.config.hidden_size * (len(POOL_LAYERS) + len(POOL_MAX) if FROZEN == 6 else 1)
-            if FROZEN == 6 and HIDDEN:  # --mlp: one hidden layer over the pooled vectors
+            if FROZEN < 6 and POOL_LAYERS != (6,):  # --frozen 5 --pool-layers: the lower means join the top's
+                width = base.config.hidden_size * len(POOL_LAYERS)
+            if HIDDEN:  # --mlp: one hidden layer over the pooled vectors
                 self.out = nn.Sequential(
                     nn.Linear(width, HIDDEN), nn.GELU(), nn.Dropout(0.1), nn.Linear(HIDDEN, len(LABELS))
                 )
             else:
                 self.out = nn.Linear(width, len(LABELS))
 
-        def forward(self, h: Any, mask: Any) -> Any:
+        def features(self, h: Any, mask: Any, low: Any = None) -> Any:
+            """The vector the head reads: the top layers run over the cached states, then pooled."""
             ext = (1.0 - mask[:, None, None, :].to(h.dtype)) * -1e4
-            for layer in self.layers:
+            if FROZEN == 6 or POOL_LAYERS == (6,):  # one pooled vector, or the top layer's mean alone
+                for layer in self.layers:
+                    h = layer(h, attention_mask=ext)[0]
+                return _mean_pool(h, mask)
+            # --frozen 5 --pool-layers 4,5,6: the cached lower means, the input's mean, the top layer's mean
+            parts = [low] if low is not None else []
+            if FROZEN in POOL_LAYERS:
+                parts.append(_mean_pool(h, mask))
+            for n, layer in enumerate(self.layers, start=FROZEN + 1):
                 h = layer(h, attention_mask=ext)[0]
-            m = mask.unsqueeze(-1).to(h.dtype)
-            pooled = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
-            return self.out(self.dropout(pooled))
+                if n in POOL_LAYERS:
+                    parts.append(_mean_pool(h, mask))
+            return torch.cat(parts, dim=-1)
+
+        def forward(self, h: Any, mask: Any, low: Any = None) -> Any:
+            return self.out(self.dropout(self.features(h, mask, low)))
 
     return Top()
 
 
-def _stack(encoder: Encoder, keys: list[tuple[int, int]]) -> tuple[Any, Any]:
+def _stack(encoder: Encoder, keys: list[tuple[int, int]]) -> tuple[Any, Any, Any]:
+    """The cached token states of ``keys`` padded into one batch, their mask, and their lower layers' means
+    (--frozen 5 --pool-layers below 5; None otherwise)."""
     torch = encoder.torch
     rows = [encoder.cache[k] for k in keys]
     n = max(r.shape[0] for r in rows)
@@ -314,7 +368,8 @@ def _stack(encoder: Encoder, keys: list[tuple[int, int]]) -> tuple[Any, Any]:
     for r, row in enumerate(rows):
         h[r, : row.shape[0]] = row.float()
         mask[r, : row.shape[0]] = 1
-    return h, mask
+    low = torch.stack([encoder.low[k] for k in keys]).float() if FROZEN < 6 and _low_layers() else None
+    return h, mask, low
 
 
 def train_top(
@@ -354,10 +409,11 @@ def train_top(
         rng.shuffle(batches)
         running = 0.0
         for b in batches:
-            h, mask = _stack(encoder, [items[j][0] for j in b])
+            h, mask, low = _stack(encoder, [items[j][0] for j in b])
             h, mask = h.to(DEVICE), mask.to(DEVICE)
+            low = low.to(DEVICE) if low is not None else None
             y = torch.tensor([items[j][1] for j in b], device=DEVICE)
-            running += _step(torch, loss_fn(top(h, mask), y), top, opt, sched)
+            running += _step(torch, loss_fn(top(h, mask, low), y), top, opt, sched)
             step += 1
             if step % 100 == 0:
                 log(f"  epoch {epoch + 1} step {step}/{total} loss {running / 100:.3f}")
@@ -383,8 +439,13 @@ def _train_weighted(
     Prompt Guard 2's energy margin on benign items: lambda * relu(logsumexp(logits) - margin)^2, so benign text
     cannot become arbitrarily confident in any class (--energy, --margin)."""
     torch = encoder.torch
-    lr_layers = 4e-5
-    params = [{"params": top.out.parameters(), "lr": LR}]
+    lr_layers = LR_LAYERS
+    wt = torch.tensor(w / w.mean(), dtype=torch.float32, device=DEVICE)
+    if FROZEN < 6 and PROBE_EPOCHS:  # LP-FT: the head first, on the pre-trained top's vectors
+        _probe(encoder, top, items, wt, PROBE_EPOCHS, rng)
+        if not epochs:
+            return top.eval()
+    params = [{"params": top.out.parameters(), "lr": LR_HEAD_FT if FROZEN < 6 and PROBE_EPOCHS else LR}]
     if FROZEN < 6:
         params.append({"params": top.layers.parameters(), "lr": lr_layers})
     opt = torch.optim.AdamW(params, weight_decay=0.01)
@@ -396,7 +457,6 @@ def _train_weighted(
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
     )
-    wt = torch.tensor(w / w.mean(), dtype=torch.float32, device=DEVICE)
     if FROZEN == 6:  # one pooled vector per window: one matrix, no per-batch stacking
         pooled = torch.stack([encoder.cache[k][0] for k, _ in items]).float()[:, None, :].to(DEVICE)
         ones = torch.ones((len(items), 1), dtype=torch.long, device=DEVICE)
@@ -410,19 +470,15 @@ def _train_weighted(
     for epoch in range(epochs):
         rng.shuffle(batches)
         for b in batches:
+            low = None
             if FROZEN == 6:
                 h, mask, y = pooled[b], ones[b], labels[b]
             else:
-                h, mask = _stack(encoder, [items[j][0] for j in b])
+                h, mask, low = _stack(encoder, [items[j][0] for j in b])
                 h, mask = h.to(DEVICE), mask.to(DEVICE)
+                low = low.to(DEVICE) if low is not None else None
                 y = torch.tensor([items[j][1] for j in b], device=DEVICE)
-            bw = wt[b]
-            logits = top(h, mask)
-            loss = (ce(logits, y) * bw).sum() / bw.sum()
-            if ENERGY:
-                benign = (y == 0).float() * bw
-                excess = torch.relu(torch.logsumexp(logits, dim=-1) - MARGIN) ** 2
-                loss = loss + ENERGY * (excess * benign).sum() / bw.sum()
+            loss = _weighted_loss(torch, ce, top(h, mask, low), y, wt[b])
             running += _step(torch, loss, top, opt, sched)
             step += 1
             if step % 500 == 0:
@@ -430,6 +486,57 @@ def _train_weighted(
                 running = 0.0
     top.eval()
     return top
+
+
+def _weighted_loss(torch: Any, ce: Any, logits: Any, y: Any, bw: Any) -> Any:
+    """Item-weighted cross-entropy, plus the benign energy margin when --energy is set."""
+    loss = (ce(logits, y) * bw).sum() / bw.sum()
+    if ENERGY:
+        benign = (y == 0).float() * bw
+        excess = torch.relu(torch.logsumexp(logits, dim=-1) - MARGIN) ** 2
+        loss = loss + ENERGY * (excess * benign).sum() / bw.sum()
+    return loss
+
+
+def _probe(
+    encoder: Encoder, top: Any, items: list[tuple[tuple[int, int], int]], wt: Any, epochs: int, rng: Any
+) -> None:
+    """--probe-epochs (--frozen 5): the first stage of LP-FT (Kumar et al., 2022, "Fine-Tuning can Distort
+    Pretrained Features and Underperform Out-of-Distribution"): the head alone trained on the pre-trained top
+    layer's pooled vectors, computed once, as --frozen 6 trains it; the joint fine-tuning that follows then
+    starts from a fitted head instead of a random one, which distorts the pre-trained features less."""
+    torch = encoder.torch
+    keys = [k for k, _ in items]
+    order = sorted(range(len(keys)), key=lambda j: encoder.cache[keys[j]].shape[0])
+    feats: list[Any] = [None] * len(keys)
+    top.eval()
+    with torch.no_grad():
+        for b in range(0, len(order), 128):
+            chunk = order[b : b + 128]
+            h, mask, low = _stack(encoder, [keys[j] for j in chunk])
+            low = low.to(DEVICE) if low is not None else None
+            for j, row in zip(chunk, top.features(h.to(DEVICE), mask.to(DEVICE), low), strict=True):
+                feats[j] = row
+    x = torch.stack(feats)
+    labels = torch.tensor([y for _, y in items], device=DEVICE)
+    opt = torch.optim.AdamW(top.out.parameters(), lr=LR, weight_decay=0.01)
+    perm = list(range(len(items)))
+    rng.shuffle(perm)
+    batches = [perm[b : b + 64] for b in range(0, len(perm), 64)]
+    total = epochs * len(batches)
+    warm = max(1, total // 16)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
+    )
+    ce = torch.nn.CrossEntropyLoss(reduction="none", label_smoothing=0.05)
+    top.train()
+    for epoch in range(epochs):
+        rng.shuffle(batches)
+        running = 0.0
+        for b in batches:
+            loss = _weighted_loss(torch, ce, top.out(top.dropout(x[b])), labels[b], wt[b])
+            running += _step(torch, loss, top.out, opt, sched)
+        log(f"  probe epoch {epoch + 1}/{epochs} loss {running / len(batches):.3f}")
 
 
 def item_weights(corpus: Corpus, items: list[tuple[tuple[int, int], int]], synth_weight: float) -> np.ndarray:
@@ -459,8 +566,9 @@ def predict(encoder: Encoder, top: Any, keys: list[tuple[int, int]]) -> dict[tup
     with torch.no_grad():
         for b in range(0, len(order), 128):
             batch = order[b : b + 128]
-            h, mask = _stack(encoder, batch)
-            probs = torch.softmax(top(h.to(DEVICE), mask.to(DEVICE)), dim=-1).cpu().numpy()
+            h, mask, low = _stack(encoder, batch)
+            low = low.to(DEVICE) if low is not None else None
+            probs = torch.softmax(top(h.to(DEVICE), mask.to(DEVICE), low), dim=-1).cpu().numpy()
             out.update(zip(batch, probs, strict=True))
     return out
 
@@ -631,6 +739,24 @@ def main() -> None:
     parser.add_argument("--mlp", type=int, default=0, help="--frozen 6: hidden width of the head (0: linear)")
     parser.add_argument("--lr", type=float, default=1e-3, help="the head's learning rate")
     parser.add_argument(
+        "--lr-layers", type=float, default=4e-5, help="--frozen 5: the fine-tuned top layer's learning rate"
+    )
+    parser.add_argument(
+        "--probe-epochs",
+        type=int,
+        default=0,
+        help="--frozen 5 --balance-sources: epochs of the head alone first (LP-FT); --epochs then counts the "
+        "joint fine-tuning's epochs (0: none)",
+    )
+    parser.add_argument(
+        "--lr-head-ft", type=float, default=1e-4, help="--probe-epochs: the head's learning rate afterwards"
+    )
+    parser.add_argument(
+        "--int8-bottom",
+        action="store_true",
+        help="--frozen 5: the frozen layers' states from the int8 graph that ships (as --frozen 6 reads them)",
+    )
+    parser.add_argument(
         "--balance-sources", action="store_true", help="every (source, label) the same weight in the loss"
     )
     parser.add_argument("--synth-weight", type=float, default=2.0, help="weight of each synth_* source")
@@ -698,8 +824,10 @@ def main() -> None:
         paired(prev["oof_attack_rows"], prev["baseline_attack_rows"], args.fpr, str(args.paired_from))
         return
     global FROZEN, WINDOW, BODY, STRIDE, MODEL_WINDOWS, RULE, POOL_LAYERS, POOL_MAX
-    global HIDDEN, LR, ENERGY, MARGIN
+    global HIDDEN, LR, ENERGY, MARGIN, INT8_BOTTOM, LR_LAYERS, PROBE_EPOCHS, LR_HEAD_FT
     FROZEN = args.frozen
+    INT8_BOTTOM, LR_LAYERS = args.int8_bottom, args.lr_layers
+    PROBE_EPOCHS, LR_HEAD_FT = args.probe_epochs, args.lr_head_ft
     POOL_LAYERS = tuple(int(x) for x in args.pool_layers.split(","))
     POOL_MAX = tuple(int(x) for x in args.pool_max.split(",") if x)
     HIDDEN, LR, ENERGY, MARGIN = args.mlp, args.lr, args.energy, args.margin
@@ -739,6 +867,7 @@ def main() -> None:
         saved = torch.load(args.cache)
         if saved.get("key") == _cache_key(args, examples):
             encoder.cache = saved["windows"]
+            encoder.low = saved.get("low", {})
             log(f"loaded {len(encoder.cache)} cached windows from {args.cache}")
     warden_test = {e.text for e in _warden_test()}
     pool = [
@@ -783,7 +912,9 @@ def main() -> None:
             )
             oof.update(scores)
         if args.cache:  # the frozen windows are the expensive part: keep them before anything else can fail
-            torch.save({"key": _cache_key(args, examples), "windows": encoder.cache}, args.cache)
+            torch.save(
+                {"key": _cache_key(args, examples), "windows": encoder.cache, "low": encoder.low}, args.cache
+            )
         thresholds = choose_thresholds(oof, corpus, args.fpr, args.ordinary_budget)
         report["thresholds"] = thresholds
         report["cross_source"] = summarise(oof, corpus, thresholds)
@@ -844,7 +975,9 @@ def main() -> None:
         (OUT / "classifier_eval.json").write_text(json.dumps(report), encoding="utf-8")
         export(torch, encoder, top, screener, thresholds, path, report, args.ship_dir)
     if args.cache:
-        torch.save({"key": _cache_key(args, examples), "windows": encoder.cache}, args.cache)
+        torch.save(
+            {"key": _cache_key(args, examples), "windows": encoder.cache, "low": encoder.low}, args.cache
+        )
     report["minutes"] = round((time.time() - t0) / 60, 1)
     (OUT / "classifier_eval.json").write_text(json.dumps(report), encoding="utf-8")
     log(f"done in {report['minutes']} min; report in {OUT / 'classifier_eval.json'}")
@@ -854,6 +987,8 @@ def _cache_key(args: Any, examples: list[Example]) -> str:
     """The cache holds windows by (text index, window index): valid only for the same texts in the same order."""
     digest = hashlib.sha256("\0".join(e.text for e in examples).encode()).hexdigest()[:16]
     pooled = f" pool={POOL_LAYERS}" + (f" max={POOL_MAX}" if POOL_MAX else "") if FROZEN == 6 else ""
+    if FROZEN < 6:  # the lower layers' means are cached beside the token states, from int8 or torch fp32
+        pooled = f" low={_low_layers()}" + (" int8" if INT8_BOTTOM else "")
     return f"frozen={FROZEN} window={WINDOW} stride={STRIDE} smoke={args.smoke} data={digest}{pooled}"
 
 
@@ -1060,7 +1195,7 @@ def export(
             pooled = []
             for n, layer in enumerate(self.bottom):
                 h = layer(h, attention_mask=ext)[0]
-                if FROZEN == 6 and n + 1 in POOL_LAYERS:
+                if n + 1 in POOL_LAYERS and (FROZEN == 6 or n + 1 < FROZEN):
                     pooled.append(_mean_pool(h, attention_mask))
                 if FROZEN == 6 and n + 1 in POOL_MAX:
                     pooled.append(_max_pool(h, attention_mask))
@@ -1068,7 +1203,8 @@ def export(
                 joined = torch.cat(pooled, dim=-1)[:, None, :]
                 ones = attention_mask[:, :1] * 0 + 1
                 return torch.softmax(self.top(joined, ones), dim=-1)
-            return torch.softmax(self.top(h, attention_mask), dim=-1)
+            low = torch.cat(pooled, dim=-1) if pooled else None
+            return torch.softmax(self.top(h, attention_mask, low), dim=-1)
 
     full = Full().eval()
     ship.mkdir(parents=True, exist_ok=True)
@@ -1090,7 +1226,7 @@ def export(
             dynamo=False,
         )
         quantize_dynamic(str(fp32), str(ship / "model.onnx"), weight_type=QuantType.QInt8)
-    if FROZEN == 6:  # the fifth layer's token states, which the known-attack library (library.npz) reads
+    if FROZEN >= 5:  # the fifth layer's token states, which the known-attack library (library.npz) reads
         from fit_decision_head import add_embedding_output
 
         add_embedding_output(ship / "model.onnx")
@@ -1105,7 +1241,8 @@ def export(
         "stride": INFER_STRIDE,
         "model_windows": INFER_MODEL_WINDOWS,
         "training_window": WINDOW,
-        **({"pool_layers": list(POOL_LAYERS), "head_hidden": HIDDEN} if FROZEN == 6 else {}),
+        **({"pool_layers": list(POOL_LAYERS), "head_hidden": HIDDEN} if FROZEN == 6 or HIDDEN else {}),
+        **({"fine_tuned_layers": list(range(FROZEN + 1, 7))} if FROZEN < 6 else {}),
         **({"pool_max": list(POOL_MAX)} if FROZEN == 6 and POOL_MAX else {}),
         **({"rule": RULE} if RULE != CLASS_PROBABILITY else {}),
         "thresholds": thresholds,
