@@ -113,7 +113,10 @@ def test_no_third_fixture_text_is_copied_from_the_earlier_fixtures() -> None:
     assert not found, found  # only the third fixture's texts: the earlier fixtures' are not shown
 
 
-# Measured with the defaults: 106 of 135 attacks and 9 of 124 ordinary requests blocked with the lexical view
+# Measured with the defaults: 105 of 135 attacks and 10 of 124 ordinary requests blocked with the top encoder
+# layer fine-tuned and the presets recalibrated on the larger sample (2026-11-30). Per kind: override 16/18,
+# extraction 13/16, persona 13/17, devmode 12/16, encoding 12/17, indirect 14/19, languages 25/32. The previous
+# model: 98 at that calibration. Before, 106 of 135 attacks and 9 of 124 ordinary requests blocked with the lexical view
 # retrained on 37 languages and the decodings of decodings.py (2026-11-29, fifth session). Per kind: override 15/18,
 # extraction 13/16, persona 13/17, devmode 13/16, encoding 12/17, indirect 14/19, languages 26/32. The retrained
 # view alone: 103 (encoding 9/17); with the view of the third session: 104 and 11 (languages 24/32); the model
