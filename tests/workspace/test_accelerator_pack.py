@@ -78,6 +78,22 @@ def test_wrong_or_missing_map_refused() -> None:
         acc.check_map(raw, {p: m for p, m in mapping.items() if p != q}, params)
 
 
+def test_a_fine_tuned_parameter_travels_in_the_pack() -> None:
+    """Since 2026-11-30 the shipped graph's sixth layer is fine-tuned: its pre-trained parameters are no longer in
+    it, so they are carried (float16) rather than refused, and every other parameter is still rebuilt."""
+    raw, params = _fake_model()
+    name = "encoder.layer.1.intermediate.dense.weight"
+    rng = np.random.default_rng(2)
+    pretrained = {**params, name: params[name] + rng.normal(0, 0.02, params[name].shape).astype(np.float32)}
+    kept, carried = acc.carry_changed(raw, acc.find_map(acc.dequantised(raw), pretrained), pretrained)
+    assert set(carried) == {name} and set(kept) == set(params) - {name}
+    assert acc.check_map(raw, kept, pretrained, carried) < 0.01
+    with pytest.raises(SystemExit, match="no initializer"):
+        acc.check_map(raw, kept, pretrained)
+    with pytest.raises(SystemExit, match="carried"):  # the fine-tuned value carried, not the pre-trained one
+        acc.check_map(raw, kept, pretrained, {name: params[name]})
+
+
 def test_pack_size_limit(tmp_path: Path) -> None:
     acc.check_pack_size(tmp_path, acc.PACK_LIMIT)
     with pytest.raises(SystemExit, match="over the 8 MiB limit"):
