@@ -264,7 +264,7 @@ def pack(args: Any) -> None:
     worst = check_map(raw, mapping, params, carried)
     print(
         f"weight map: {len(mapping)} MiniLM parameters from {SHIPPED_ONNX.name}, {len(carried)} carried "
-        f"(fine-tuned in it: {', '.join(sorted({p.rsplit('.', 3)[0] for p in carried})) or 'none'}), "
+        f"(fine-tuned in it: {', '.join(sorted({'.'.join(p.split('.')[:3]) for p in carried})) or 'none'}), "
         f"max abs error {worst:.4g}"
     )
     if carried:
