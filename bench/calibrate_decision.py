@@ -8,6 +8,8 @@ decision head), then the decision's thresholds are set and measured:
   shipped thresholds are then set on both groups together.
 - Texts of five lengths: each source's own texts (1 window or a few), and documents of about 1, 5, 20 and 100 kB
   built by joining texts of one source (a report of PEP paragraphs, a log file, a meeting transcript...).
+  Documents joined from prompt collections (``PROMPT_SOURCES``: prompt libraries, not documents) set no
+  threshold and host no planted attack; how often the shipped rules flag them is reported on its own.
 - Per window-count bin and preset, the threshold is the lowest whose weighted false-positive rate on the
   calibration group's texts of that bin is within the preset's budget. Every stratum (one source's texts of one
   length) carries the same weight whatever its sample size, and every stratum is drawn by its own seeded
@@ -53,10 +55,14 @@ from stockade.guardrails.checks.classification.model import AttackClassifier, lo
 BUCKETS = {"text": 0, "1kB": 1_000, "5kB": 5_000, "20kB": 20_000, "100kB": 100_000}
 PRESETS = {"strict": 0.05, "balanced": 0.02, "permissive": 0.005}
 DEFAULT = "balanced"
-# Prompt collections (system prompts, "act as" prompts) are ordinary as single texts, but a 20 kB document made
-# of them is not a document: long documents are built from the other sources only (reports, web pages, code,
-# logs, transcripts, e-mails and queries).
-PROMPT_SOURCES = frozenset({"bigpromptlib_system_prompts", "awesome_chatgpt_prompts"})
+# Prompt collections (system prompts, "act as" and persona prompts) are ordinary as single texts, but a 20 kB
+# document made of them is not a document: it is a prompt library, dozens of "You are X, from now on..." set-ups
+# in a row. The thresholds for documents are set on the other sources only (reports, web pages, code, logs,
+# transcripts, e-mails and queries); documents built of prompt collections are still scored, and how often the
+# shipped rules flag them is reported on its own line ("prompt libraries"), so the cost is visible.
+# llm-warden's benign half is such a collection: 618 of its 1,323 benign rows open with a persona set-up ("You
+# are", "Pretend", "Act as", "Roleplay"...), most of the rest are instruction-tuning tasks (fifteenth round).
+PROMPT_SOURCES = frozenset({"bigpromptlib_system_prompts", "awesome_chatgpt_prompts", "llm-warden"})
 BINS = (1, 8, 40, 160, 4096)  # thresholds are set per window count: up to 1, 8, 40, 160 windows, and beyond
 REPORT = Path("/tmp/stockade-bench/decision_eval.json")
 SCORES = Path("/tmp/stockade-bench/decision_scores.pickle")
@@ -151,8 +157,9 @@ def fired(r: Scored, t: dict[int, float]) -> bool:
 
 
 # The spike rule (decision.py): a document is also flagged when its top window stands out from the document's own
-# baseline. Its weight and its share of the budget are chosen on the calibration group's planted attacks; what is
-# left of the budget after the top-window rule sets the spike threshold per window-count bin.
+# baseline. Its weight and its share of the budget are chosen on the calibration group's planted attacks and on
+# attacks of more than one window read alone (fit_rule); what is left of the budget after the top-window rule
+# sets the spike threshold per window-count bin.
 WEIGHTS = (0.25, 0.5, 0.75, 1.0)
 SHARES = (0.25, 0.5, 0.75)
 
@@ -180,32 +187,54 @@ def flagged(r: Scored, rule: Rule) -> bool:
     return rule.spike is not None and spike_of(r, rule.weight) >= rule.spike.get(b, float("inf"))
 
 
+# The spike rule applies to texts of up to this many windows (``--spike-max-windows``); beyond, the top window
+# alone keeps the whole budget.
+SPIKE_MAX_WINDOWS = BINS[-1]
+
+
 def spike_rule(benign: list[Scored], budget: float, weight: float, share: float) -> Rule:
     """Top-window thresholds at ``(1 - share) * budget``, then per bin the spike threshold that brings the
-    union to ``budget`` on ``benign``."""
+    union to ``budget`` on ``benign`` (in the bins up to ``SPIKE_MAX_WINDOWS``; beyond, the top-window
+    threshold at the whole budget, never below a shorter text's)."""
     top = thresholds(benign, budget * (1 - share))
-    top[BINS[0]] = thresholds(benign, budget)[BINS[0]]  # a one-window text has no spike: the whole budget
+    whole = thresholds(benign, budget)
+    top[BINS[0]] = whole[BINS[0]]  # a one-window text has no spike: the whole budget
+    for b, prev in zip(BINS[1:], BINS):
+        if b > SPIKE_MAX_WINDOWS:
+            top[b] = max(top[prev], whole[b])
     spike = {}
     for b in BINS[1:]:
         sel = [r for r in benign if bin_of(r.windows) == b]
-        if not sel:
+        if not sel or b > SPIKE_MAX_WINDOWS:
             continue
         values = np.array([np.inf if r.attack >= top[b] else spike_of(r, weight) for r in sel])
         spike[b] = weighted_threshold(values, weights(sel, benign), budget, -np.inf, np.inf)
     return Rule(top, weight, share, spike)
 
 
-def fit_rule(benign: list[Scored], planted: list[Scored], budget: float) -> Rule:
-    """The spike rule whose weight and share catch the most of ``planted`` (the top-window rule alone when no
-    spike rule does better)."""
-    best, caught = Rule(thresholds(benign, budget)), -1.0
-    caught = float(np.mean([flagged(p, best) for p in planted])) if planted else 0.0
+def fit_rule(
+    benign: list[Scored], planted: list[Scored], budget: float, alone: list[Scored] | None = None
+) -> Rule:
+    """The spike rule whose weight and share catch the most attacks (the top-window rule alone when no spike rule
+    does better): the mean of the recall on ``planted`` and, when given, on the attack texts of ``alone`` that
+    run to more than one window (long jailbreak prompts; a one-window text meets the same threshold whatever
+    the rule). Fifteenth round: chosen on planted attacks alone, the rule gave the spike three quarters of the
+    budget, and the top-window threshold of 2-8 window texts rose from 0.978 to 0.998, which cost attacks read
+    alone 9 points of recall."""
+    long_alone = [r for r in alone or () if r.windows > 1]
+
+    def caught(rule: Rule) -> float:
+        parts = [float(np.mean([flagged(r, rule) for r in rows])) for rows in (planted, long_alone) if rows]
+        return float(np.mean(parts)) if parts else 0.0
+
+    best = Rule(thresholds(benign, budget))
+    best_caught = caught(best)
     for weight in WEIGHTS:
         for share in SHARES:
             rule = spike_rule(benign, budget, weight, share)
-            c = float(np.mean([flagged(p, rule) for p in planted])) if planted else 0.0
-            if c > caught + 1e-9:
-                best, caught = rule, c
+            c = caught(rule)
+            if c > best_caught + 1e-9:
+                best, best_caught = rule, c
     return best
 
 
@@ -291,6 +320,14 @@ def main() -> None:
         help="with --spike, only these presets (comma-separated) get the spike rule; the others keep the "
         "top-window rule alone (measured held out: the rule that stays within its budget)",
     )
+    parser.add_argument(
+        "--spike-max-windows",
+        type=int,
+        default=BINS[-1],
+        choices=BINS[1:],
+        help="the spike rule applies to texts of up to this many windows (a bin's upper bound); beyond, the top "
+        "window alone keeps the whole budget",
+    )
     parser.add_argument("--skip-sources", default="", help="comma-separated sources to leave out")
     parser.add_argument(
         "--part", default="", help="k/n: score only every n-th source from the k-th (run n parts at once)"
@@ -306,6 +343,8 @@ def main() -> None:
         "--rescore-short", action="store_true", help="score the short texts again, keep the cached documents"
     )
     args = parser.parse_args()
+    global SPIKE_MAX_WINDOWS
+    SPIKE_MAX_WINDOWS = args.spike_max_windows
     spike_presets = frozenset(p for p in args.spike_presets.split(",") if p)
     if unknown := spike_presets - set(PRESETS):
         parser.error(f"--spike-presets: unknown preset(s) {sorted(unknown)}; one of {sorted(PRESETS)}")
@@ -315,9 +354,7 @@ def main() -> None:
             scored = [r for r in scored if r.bucket != "text"] + short_benign(args.short or args.per_source)
             attack_rows = short_attacks(args.per_source)
             SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
-        scored = [r for r in scored if r.bucket == "text" or r.source not in PROMPT_SOURCES]
-        planted = [(p, host) for p, host in planted if host not in PROMPT_SOURCES]
-        report(scored, attack_rows, planted, groups, write=args.write, spike=args.spike, only=spike_presets)
+        assemble(scored, attack_rows, planted, groups, args, spike_presets)
         return
     tasks, groups = build(args)
     parts = PARTS / cache_key(args)
@@ -367,7 +404,32 @@ def main() -> None:
                 else:
                     planted.append((r, host))
     SCORES.write_bytes(pickle.dumps((scored, attack_rows, planted, groups)))
-    report(scored, attack_rows, planted, groups, write=args.write, spike=args.spike, only=spike_presets)
+    assemble(scored, attack_rows, planted, groups, args, spike_presets)
+
+
+def assemble(
+    scored: list[Scored],
+    attack_rows: list[Scored],
+    planted: list[tuple[Scored, str]],
+    groups: list[list[str]],
+    args: argparse.Namespace,
+    spike_presets: frozenset[str],
+) -> None:
+    """Report (and with ``--write`` store) the rules: documents of prompt collections are set apart (measured,
+    not calibrated on), as are attacks planted in them (none in a fresh draw: they are never hosts)."""
+    libraries = [r for r in scored if r.bucket != "text" and r.source in PROMPT_SOURCES]
+    scored = [r for r in scored if r.bucket == "text" or r.source not in PROMPT_SOURCES]
+    planted = [(p, host) for p, host in planted if host not in PROMPT_SOURCES]
+    report(
+        scored,
+        attack_rows,
+        planted,
+        groups,
+        write=args.write,
+        spike=args.spike,
+        only=spike_presets,
+        libraries=libraries,
+    )
 
 
 # One task per source: (text, source, bucket, label, host source of a planted attack, the attack text).
@@ -392,12 +454,13 @@ def build(args: argparse.Namespace) -> tuple[dict[str, list[Task]], list[list[st
         items: list[Task] = []
         short = random.Random(f"short {src}").sample(texts, min(args.short or args.per_source, len(texts)))
         items.extend((t, src, "text", "benign", None, "") for t in short)
-        if src not in PROMPT_SOURCES:
-            for bucket, size in list(BUCKETS.items())[1:]:
-                n = args.docs if size <= 20_000 else (args.long_docs or max(3, args.docs // 3))
-                n = (args.small_docs or n) if bucket == "1kB" else n
-                docs_of[(src, bucket)] = documents(texts, size, n, random.Random(f"documents {src} {bucket}"))
-                items.extend((d, src, bucket, "benign", None, "") for d in docs_of[(src, bucket)])
+        for bucket, size in list(BUCKETS.items())[1:]:
+            n = args.docs if size <= 20_000 else (args.long_docs or max(3, args.docs // 3))
+            n = (args.small_docs or n) if bucket == "1kB" else n
+            docs = documents(texts, size, n, random.Random(f"documents {src} {bucket}"))
+            items.extend((d, src, bucket, "benign", None, "") for d in docs)
+            if src not in PROMPT_SOURCES:  # a prompt library is scored and reported, never a host
+                docs_of[(src, bucket)] = docs
         tasks[f"benign-{src}"] = items
     attacks = cap_per_source([e for e in rows if e.label != "benign"], args.per_source, seed=3)
     for src in sorted({e.source for e in attacks}):
@@ -434,6 +497,8 @@ def cache_key(args: argparse.Namespace) -> str:
     parts += [f"draws per stratum, short {args.short}, 1 kB {args.small_docs}"]
     if args.long_docs:  # absent from older keys, so their caches stay valid
         parts += [f"long-docs {args.long_docs}"]
+    # documents of prompt collections are scored (and never hosts) since the fifteenth round
+    parts += ["prompt libraries: " + ",".join(sorted(PROMPT_SOURCES))]
     return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:12]
 
 
@@ -463,12 +528,14 @@ def report(
     write: bool,
     spike: bool = False,
     only: frozenset[str] = frozenset(),
+    libraries: list[Scored] | None = None,
 ) -> None:
-    """Held-out figures of the top-window rule alone and with the spike rule, then the shipped rules.
+    """Held-out figures of the top-window rule alone and with the spike rule, then the shipped rules, and how
+    often those flag ``libraries``: documents built of prompt collections (``PROMPT_SOURCES``).
 
     Benign sources in two groups (thresholds set on one, measured on the other) and attack sources in two
-    groups (the spike rule's weight and share chosen on one group's attacks planted in the calibration group's
-    documents, measured on the other group's attacks planted in the held-out group's documents): every planted
+    groups (the spike rule's weight and share chosen on one group's attacks, alone and planted in the calibration
+    group's documents, measured on the other group's attacks planted in the held-out group's documents): every planted
     figure is on attack sources and host documents the rule never saw."""
     attack_groups = source_folds(
         [Example("", p.label, p.source) for p, _ in planted], 2
@@ -485,8 +552,9 @@ def report(
             held = [(i, r) for i, r in enumerate(benign) if r.source in grp]
             for h, agrp in enumerate(attack_groups):
                 fit_on = [p for p, host in planted if host not in grp and p.source in agrp]
+                alone = [r for r in attacks if r.source in agrp]
                 test = [p for p, host in planted if host in grp and p.source not in agrp]
-                rules = {"top": Rule(thresholds(cal, budget)), "spike": fit_rule(cal, fit_on, budget)}
+                rules = {"top": Rule(thresholds(cal, budget)), "spike": fit_rule(cal, fit_on, budget, alone)}
                 rules["top+s"] = with_sentences(rules["top"], cal, budget)
                 rules["spike+s"] = with_sentences(rules["spike"], cal, budget)
                 for k, rule in rules.items():
@@ -519,7 +587,7 @@ def report(
                     f"  {bucket:8s} {k:6s} {fp:.3f} ({wilson(fp, len(flags))}, n={len(flags)})"
                     f"{'':10s} {caught:.3f} ({wilson(caught, len(hits))}, n={len(hits)})"
                 )
-        shipped = fit_rule(benign, [p for p, _ in planted], budget)
+        shipped = fit_rule(benign, [p for p, _ in planted], budget, attacks)
         shipped_s = with_sentences(shipped, benign, budget)
         top_s = with_sentences(Rule(thresholds(benign, budget)), benign, budget)
         recall = per_source_recall(attacks, shipped)
@@ -549,6 +617,18 @@ def report(
             print(
                 f"      {s:44s} {recall_top[s]:.3f} -> {v:.3f}{' (evaluation only)' if s in EVAL_ONLY else ''}"
             )
+        library_flags: dict[str, dict[str, Any]] = {}
+        for label, rule in (("top", top_s), ("spike", shipped_s)):
+            for bucket in list(BUCKETS)[1:]:
+                sel = [r for r in libraries or () if r.bucket == bucket]
+                if sel:
+                    k = float(np.mean([flagged(r, rule) for r in sel]))
+                    library_flags.setdefault(label, {})[bucket] = {"fpr": k, "n": len(sel)}
+                    print(
+                        f"  prompt libraries ({', '.join(sorted({r.source for r in sel}))}) of {bucket}, "
+                        f"shipped {label} rule with sentences: {k:.3f} flagged ({wilson(k, len(sel))}, "
+                        f"n={len(sel)})"
+                    )
         print(
             f"  shipped: weight {shipped.weight}, share {shipped.share}; top "
             + " ".join(f"{b}:{v:.4f}" for b, v in shipped.top.items())
@@ -561,6 +641,7 @@ def report(
             "recall": recall,
             "recall_top_only": recall_top,
             "recall_sentences": recall_s,
+            "prompt_libraries": library_flags,
             "sentences": {
                 name_: {
                     "top": rule.top,
@@ -672,7 +753,8 @@ def write_decision(out: dict[str, Any], *, spike: bool = False, only: frozenset[
             "thresholds": [[int(b), round(v, 6)] for b, v in top.items()],  # near 1: 4 decimals lose it
         }
         if with_spike and spike_table:  # decision.py's spike rule: weight, [windows, logit threshold] rows
-            table = [[int(b), round(max(-99.0, min(v, 99.0)), 3)] for b, v in spike_table.items()]
+            # a bin without a spike threshold (beyond --spike-max-windows) never fires by it
+            table = [[b, round(max(-99.0, min(spike_table.get(b, 99.0), 99.0)), 3)] for b in BINS[1:]]
             presets[name]["spike"] = {"weight": p["spike"]["weight"], "thresholds": [[1, 99.0], *table]}
         if meta.get("sentences") and sentences["sentence"]:  # decision.py's sentence rule
             rows = [[int(b), round(min(v, 2.0), 6)] for b, v in sentences["sentence"].items()]
