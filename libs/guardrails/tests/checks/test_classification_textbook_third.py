@@ -114,7 +114,8 @@ def test_no_third_fixture_text_is_copied_from_the_earlier_fixtures() -> None:
 
 
 # Measured with the defaults: 105 of 135 attacks and 10 of 124 ordinary requests blocked with the top encoder
-# layer fine-tuned and the presets recalibrated on the larger sample (2026-11-30). Per kind: override 16/18,
+# layer fine-tuned and the presets recalibrated on the larger sample (2026-11-30; the same totals with the
+# fifteenth round's presets, 24 long documents per source and no spike rule). Per kind: override 16/18,
 # extraction 13/16, persona 13/17, devmode 12/16, encoding 12/17, indirect 14/19, languages 25/32. The previous
 # model: 98 at that calibration. Before, 106 of 135 attacks and 9 of 124 ordinary requests blocked with the lexical view
 # retrained on 37 languages and the decodings of decodings.py (2026-11-29, fifth session). Per kind: override 15/18,

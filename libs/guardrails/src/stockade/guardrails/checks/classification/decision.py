@@ -9,7 +9,7 @@ so the model splits a clear attack between classes; with a threshold per class e
 and adding a role-play sentence to an injection made it pass. ``1 - P(benign)`` does not split.
 
 Why the threshold depends on the number of windows: the verdict is the most suspicious window, so a document of
-n windows has n chances to be a false positive. The thresholds grow with the window count, calibrated on long
+n windows has n chances to be a false positive. The thresholds may grow with the window count, calibrated on long
 benign documents (``bench/calibrate_decision.py``) so that a document of any length is flagged about as often
 as a short text, while an attack planted anywhere still scores near 1 in its own window.
 
@@ -19,7 +19,9 @@ score of a text whose model read at least ``SPIKE_MIN_WINDOWS`` windows is ``log
 median(logit(rest))``: the most suspicious window measured against the document's own baseline (the median of
 the other windows read). A document is flagged when its top window reaches the window-count threshold (the
 rule above) **or** its spike reaches the spike threshold for its window count; the OR keeps a document that is
-an attack throughout (a long jailbreak template, whose baseline is high) flagged by its top window.
+an attack throughout (a long jailbreak template, whose baseline is high) flagged by its top window. The rule
+applies to a preset that carries it; the presets shipped since 2026-11-30 (fifteenth round) carry none, because
+held out it flagged more clean documents than the top window alone (docs/checks.md, attack decision).
 
 Why a third rule for short documents, the sentence: a text of a few windows (up to ``sentences.max_windows`` in
 classifier.json, about 1 kB) also has the sentences of its most suspicious window read alone (model.py; only the
