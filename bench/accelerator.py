@@ -45,7 +45,7 @@ PART = 15 * 2**20  # bytes per returned part (the device returns files under 16 
 MAX_RESULTS = 8
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_ONNX = ROOT / "libs" / "guardrails-model" / "src" / "stockade" / "guardrails_model" / "model.onnx"
-# the shipped recipe (classifier-measurements.md, seventh round)
+# the shipped recipe (classifier-measurements.md, seventh round; --no-train synth_languages since the fourteenth)
 RECIPE = {
     "sources": "all",
     "window": 64,
@@ -67,6 +67,7 @@ RECIPE = {
     "rule": "typed-attack",
     "fpr": 0.02,
     "ordinary_budget": True,
+    "no_train": ["synth_languages"],  # dealt into the folds and scored, never trained on
 }
 
 
@@ -306,14 +307,17 @@ def pack(args: Any) -> None:
 
     runs: list[dict[str, Any]] = []
     folds = source_folds([examples[i] for i in pool], r["folds"])
+    no_train = set(r["no_train"])
     for f, held in enumerate(folds):
         held_set = set(held)
-        train_idx = [i for i in capped if examples[i].source not in held_set]
-        train_idx += [i for i, (a, h) in parts.items() if not {a, h} & held_set]
+        train_idx = [i for i in capped if examples[i].source not in held_set | no_train]
+        train_idx += [i for i, (a, h) in parts.items() if not {a, h} & (held_set | no_train)]
         score_idx = [i for i in scored if examples[i].source in held_set]
         runs.append({"tag": f"fold {f + 1}/{len(folds)}", "train": train_idx, "score": score_idx})
-    train_idx = [i for i in capped if examples[i].text not in warden_test]
-    train_idx += list(parts)
+    train_idx = [
+        i for i in capped if examples[i].text not in warden_test and examples[i].source not in no_train
+    ]
+    train_idx += [i for i, (a, h) in parts.items() if not {a, h} & no_train]
     runs.append({"tag": "shipped model", "train": train_idx, "score": []})
 
     table: dict[tuple[int, int], int] = {}
@@ -472,6 +476,30 @@ def _inputs(ids: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return x, mask
 
 
+def trainable(model: Any, train_layers: int | None) -> list[Any]:
+    """The encoder parameters a run trains: all of them (embeddings included) when ``train_layers`` is None,
+    else only those of the top ``train_layers`` transformer layers (the rest frozen, so a run with 1 keeps the
+    fifth layer's states, ``hidden5``, and with it the known-attack library, as the CPU recipe does)."""
+    head_ids = {id(q) for q in model.top.parameters()}
+    layers = len(model.bottom)
+    keep = None if train_layers is None else {f"bottom.{n}." for n in range(layers - train_layers, layers)}
+    out = []
+    for name, q in model.named_parameters():
+        if id(q) in head_ids:
+            continue
+        if keep is None or any(name.startswith(k) for k in keep):
+            out.append(q)
+        else:
+            q.requires_grad_(False)
+    if (
+        train_layers is not None
+    ):  # frozen parts run as they ship (no dropout), as the CPU recipe's cached states
+        model.embeddings.eval()
+        for n in range(layers - train_layers):
+            model.bottom[n].eval()
+    return out
+
+
 def train_one(
     torch: Any,
     make: Any,
@@ -486,68 +514,95 @@ def train_one(
 ) -> Any:
     """train_classifier._train_weighted's objective on the whole model: item-weighted cross-entropy (label
     smoothing 0.05) plus the benign energy margin; AdamW, linear warm-up and decay, gradients clipped to 1.
-    Stops at an epoch's end (or mid-epoch) rather than run past ``budget_s``."""
+    With ``--probe-epochs`` (LP-FT, as train_classifier's): the head alone first, then the encoder's trainable
+    layers (``--train-layers``) and the head together for ``--epochs``. Stops at an epoch's end (or
+    mid-epoch) rather than run past ``budget_s``."""
     t0 = time.time()
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     model = make()  # a fresh copy of the rebuilt MiniLM and a new head
     model.to(device).train()
     head = list(model.top.parameters())
-    head_ids = {id(p) for p in head}
-    enc = [p for p in model.parameters() if id(p) not in head_ids]
-    opt = torch.optim.AdamW(
-        [{"params": head, "lr": args.lr}, {"params": enc, "lr": args.lr_encoder}], weight_decay=0.01
-    )
-    bs = args.batch
-    n_batches = (len(idx) + bs - 1) // bs
-    if args.smoke:
-        n_batches = min(n_batches, args.smoke)
-    total = max(1, args.epochs * n_batches)
-    warm = max(1, total // 16)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
+    enc = trainable(model, getattr(args, "train_layers", None))
+    probe_epochs = getattr(args, "probe_epochs", 0) or 0
+    lr_head_ft = getattr(args, "lr_head_ft", None) or args.lr
+    phases = []
+    if probe_epochs:  # the encoder does not even compute gradients while the head is probed
+        phases.append((f"{tag} probe", [{"params": head, "lr": args.lr}], probe_epochs))
+    phases.append(
+        (
+            tag,
+            [
+                {"params": head, "lr": lr_head_ft if probe_epochs else args.lr},
+                {"params": enc, "lr": args.lr_encoder},
+            ],
+            args.epochs,
+        )
     )
     wt = torch.tensor(weights / weights.mean(), dtype=torch.float32, device=device)
     labels = torch.tensor(data["label"][idx].astype(np.int64), device=device)
     ce = torch.nn.CrossEntropyLoss(reduction="none", label_smoothing=0.05)
     amp = device.type == "cuda"
-    step, epoch_s = 0, 0.0
-    for epoch in range(args.epochs):
-        e0 = time.time()
-        if time.time() - t0 + epoch_s > budget_s:
-            log(f"{tag}: budget {budget_s:.0f} s reached, stopping after {epoch} epochs")
-            break
-        perm = rng.permutation(len(idx))
-        running, seen = 0.0, 0
-        for b in range(n_batches):
-            rows = perm[b * bs : (b + 1) * bs]
-            x, mask = _inputs(data["ids"][idx[rows]], data["lengths"][idx[rows]])
-            x, mask = torch.from_numpy(x).to(device), torch.from_numpy(mask).to(device)
-            sel = torch.from_numpy(rows).to(device)
-            y, bw = labels[sel], wt[sel]
-            with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=amp):
-                logits, _ = model(x, mask)
-            logits = logits.float()
-            loss = (ce(logits, y) * bw).sum() / bw.sum()
-            if args.energy:
-                benign = (y == 0).float() * bw
-                excess = torch.relu(torch.logsumexp(logits, dim=-1) - args.margin) ** 2
-                loss = loss + args.energy * (excess * benign).sum() / bw.sum()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            running += float(loss.detach())
-            seen += 1
-            step += 1
-            if time.time() - t0 > budget_s:
-                log(f"{tag}: budget {budget_s:.0f} s reached mid-epoch {epoch + 1} (step {step}/{total})")
+    bs = args.batch
+    n_batches = (len(idx) + bs - 1) // bs
+    if args.smoke:
+        n_batches = min(n_batches, args.smoke)
+    for name, groups, epochs in phases:
+        if not epochs:
+            continue
+        opt = torch.optim.AdamW(groups, weight_decay=0.01)
+        params = [q for g in groups for q in g["params"]]
+        for q in enc:
+            q.requires_grad_(len(groups) > 1)
+        total = max(1, epochs * n_batches)
+        warm = max(1, total // 16)
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt,
+            lambda s, total=total, warm=warm: (
+                min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
+            ),
+        )
+        step, epoch_s = 0, 0.0
+        for epoch in range(epochs):
+            e0 = time.time()
+            if time.time() - t0 + epoch_s > budget_s:
+                log(f"{name}: budget {budget_s:.0f} s reached, stopping after {epoch} epochs")
                 break
-        epoch_s = time.time() - e0
-        log(f"{tag}: epoch {epoch + 1} loss {running / max(1, seen):.4f} ({seen} steps, {epoch_s:.1f} s)")
-        if time.time() - t0 > budget_s:
-            break
+            perm = rng.permutation(len(idx))
+            running, seen = 0.0, 0
+            for b in range(n_batches):
+                rows = perm[b * bs : (b + 1) * bs]
+                x, mask = _inputs(data["ids"][idx[rows]], data["lengths"][idx[rows]])
+                x, mask = torch.from_numpy(x).to(device), torch.from_numpy(mask).to(device)
+                sel = torch.from_numpy(rows).to(device)
+                y, bw = labels[sel], wt[sel]
+                with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=amp):
+                    logits, _ = model(x, mask)
+                logits = logits.float()
+                loss = (ce(logits, y) * bw).sum() / bw.sum()
+                if args.energy:
+                    benign = (y == 0).float() * bw
+                    excess = torch.relu(torch.logsumexp(logits, dim=-1) - args.margin) ** 2
+                    loss = loss + args.energy * (excess * benign).sum() / bw.sum()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                opt.step()
+                sched.step()
+                opt.zero_grad(set_to_none=True)
+                running += float(loss.detach())
+                seen += 1
+                step += 1
+                if time.time() - t0 > budget_s:
+                    log(
+                        f"{name}: budget {budget_s:.0f} s reached mid-epoch {epoch + 1} (step {step}/{total})"
+                    )
+                    break
+            epoch_s = time.time() - e0
+            log(
+                f"{name}: epoch {epoch + 1} loss {running / max(1, seen):.4f} ({seen} steps, {epoch_s:.1f} s)"
+            )
+            if time.time() - t0 > budget_s:
+                break
     model.eval()
     return model
 
@@ -893,6 +948,20 @@ def main() -> None:
     r.add_argument("--batch", type=int, default=64)
     r.add_argument("--lr", type=float, default=None, help="the head's learning rate (default: the recipe's)")
     r.add_argument("--lr-encoder", type=float, default=3e-5)
+    r.add_argument(
+        "--train-layers",
+        type=int,
+        default=None,
+        choices=range(7),
+        help="fine-tune only the top N transformer layers (default: the whole encoder, embeddings included); "
+        "1 keeps hidden5 and the known-attack library valid, as the CPU recipe (train_classifier --frozen 5)",
+    )
+    r.add_argument(
+        "--probe-epochs", type=int, default=0, help="LP-FT: train the head alone this many epochs first"
+    )
+    r.add_argument(
+        "--lr-head-ft", type=float, default=None, help="with --probe-epochs: the head's rate afterwards"
+    )
     r.add_argument("--energy", type=float, default=None)
     r.add_argument("--margin", type=float, default=None)
     r.add_argument("--seed", type=int, default=None)

@@ -115,3 +115,53 @@ def test_parts_split_join_and_sha(tmp_path: Path) -> None:
     (out / parts[1]).write_bytes(b"x" + (out / parts[1]).read_bytes()[1:])
     with pytest.raises(SystemExit, match="sha256"):
         acc.verify_manifest(out)
+
+
+@pytest.mark.parametrize("mode", ["layers", "model"])
+def test_a_run_with_train_layers_changes_only_the_top_layers_and_the_head(mode: str) -> None:
+    """``run --train-layers 1 --probe-epochs 1`` (the CPU recipe's shape on the device): the embeddings and the
+    lower layers, and so ``hidden5``, come back as they went in; the top layer and the head are trained."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from types import SimpleNamespace
+
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=128, hidden_size=16, num_hidden_layers=6, num_attention_heads=2, intermediate_size=32
+    )
+    config._attn_implementation = "eager"
+    bert = transformers.BertModel(config, add_pooling_layer=False)
+    before = {k: v.detach().clone() for k, v in bert.state_dict().items()}
+    rng = np.random.default_rng(0)
+    n = 48
+    data = {
+        "ids": rng.integers(103, 128, (n, 10)),
+        "lengths": rng.integers(4, 11, n),
+        "label": rng.integers(0, 4, n),
+    }
+    args = SimpleNamespace(
+        seed=1, lr=1e-2, lr_encoder=1e-2, lr_head_ft=None, batch=16, smoke=3, epochs=1, energy=0.05,
+        margin=4.0, train_layers=1, probe_epochs=1,
+    )  # fmt: skip
+    model = acc.train_one(
+        torch,
+        lambda: acc.make_model(torch, bert, [4, 5, 6], 8, mode),
+        data,
+        np.arange(n),
+        np.ones(n),
+        args,
+        torch.device("cpu"),
+        60.0,
+        acc.Log(),
+        "test",
+    )
+    after = bert.state_dict()
+    changed = {
+        k.split(".")[0] + "." + k.split(".")[2] for k in before if not torch.equal(before[k], after[k])
+    }
+    assert changed == {"encoder.5"}, changed  # only the sixth layer of the encoder (embeddings untouched)
+    x = torch.from_numpy(data["ids"][:4]).long()
+    with torch.no_grad():
+        _, h5 = model(x, torch.ones_like(x))
+        reference = bert(input_ids=x, attention_mask=torch.ones_like(x), output_hidden_states=True)
+    assert torch.allclose(h5, reference.hidden_states[5], atol=1e-5)
