@@ -491,9 +491,8 @@ def trainable(model: Any, train_layers: int | None) -> list[Any]:
             out.append(q)
         else:
             q.requires_grad_(False)
-    if (
-        train_layers is not None
-    ):  # frozen parts run as they ship (no dropout), as the CPU recipe's cached states
+    # frozen parts run as they ship (no dropout), as the CPU recipe's cached states
+    if train_layers is not None:
         model.embeddings.eval()
         for n in range(layers - train_layers):
             model.bottom[n].eval()
