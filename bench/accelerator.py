@@ -310,14 +310,10 @@ def pack(args: Any) -> None:
     no_train = set(r["no_train"])
     for f, held in enumerate(folds):
         held_set = set(held)
-        train_idx = [i for i in capped if examples[i].source not in held_set | no_train]
-        train_idx += [i for i, (a, h) in parts.items() if not {a, h} & (held_set | no_train)]
+        train_idx = tc.training_indices(examples, capped, parts, held_set | no_train)
         score_idx = [i for i in scored if examples[i].source in held_set]
         runs.append({"tag": f"fold {f + 1}/{len(folds)}", "train": train_idx, "score": score_idx})
-    train_idx = [
-        i for i in capped if examples[i].text not in warden_test and examples[i].source not in no_train
-    ]
-    train_idx += [i for i, (a, h) in parts.items() if not {a, h} & no_train]
+    train_idx = tc.training_indices(examples, capped, parts, no_train, warden_test)
     runs.append({"tag": "shipped model", "train": train_idx, "score": []})
 
     table: dict[tuple[int, int], int] = {}
@@ -522,9 +518,9 @@ def train_one(
     model = make()  # a fresh copy of the rebuilt MiniLM and a new head
     model.to(device).train()
     head = list(model.top.parameters())
-    enc = trainable(model, getattr(args, "train_layers", None))
-    probe_epochs = getattr(args, "probe_epochs", 0) or 0
-    lr_head_ft = getattr(args, "lr_head_ft", None) or args.lr
+    enc = trainable(model, args.train_layers)
+    probe_epochs = args.probe_epochs
+    lr_head_ft = args.lr_head_ft or args.lr
     phases = []
     if probe_epochs:  # the encoder does not even compute gradients while the head is probed
         phases.append((f"{tag} probe", [{"params": head, "lr": args.lr}], probe_epochs))

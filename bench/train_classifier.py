@@ -166,6 +166,22 @@ def _screen_probs(screener: Screener, ids: list[int]) -> np.ndarray:
     return e / e.sum()
 
 
+def training_indices(
+    examples: list[Example],
+    capped: list[int],
+    parts: dict[int, tuple[str, str]],
+    exclude: set[str],
+    leave_out: set[str] | frozenset[str] = frozenset(),
+) -> list[int]:
+    """The texts one training reads: the capped texts whose source is not in ``exclude`` (a fold's held-out
+    sources, ``--no-train``) and whose text is not in ``leave_out`` (llm-warden's test split, for the shipped
+    model), then the planted and obfuscated copies (``parts``: index -> the two sources it was built from) of
+    which neither source is excluded. ``bench/accelerator.py pack`` calls it too, so a device run trains on the
+    same texts."""
+    idx = [i for i in capped if examples[i].source not in exclude and examples[i].text not in leave_out]
+    return idx + [i for i, (a, h) in parts.items() if not {a, h} & exclude]
+
+
 # --- the model ----------------------------------------------------------------------------------------------
 class Encoder:
     """MiniLM split at FROZEN: the bottom computed once per window (cached), the top fine-tuned."""
@@ -900,8 +916,7 @@ def main() -> None:
     if args.folds:
         for f, held in enumerate(source_folds([examples[i] for i in pool], args.folds)):
             held_set = set(held)
-            train_idx = [i for i in capped if examples[i].source not in held_set | no_train]
-            train_idx += [i for i, (a, h) in parts.items() if not {a, h} & (held_set | no_train)]
+            train_idx = training_indices(examples, capped, parts, held_set | no_train)
             score_idx = [i for i in scored if examples[i].source in held_set]
             if args.consistency:
                 train_idx = consistent(
@@ -947,10 +962,7 @@ def main() -> None:
             )
         (OUT / "classifier_eval.json").write_text(json.dumps(report), encoding="utf-8")
     if not args.no_ship:
-        train_idx = [
-            i for i in capped if examples[i].text not in warden_test and examples[i].source not in no_train
-        ]
-        train_idx += [i for i, (a, h) in parts.items() if not {a, h} & no_train]
+        train_idx = training_indices(examples, capped, parts, no_train, warden_test)
         if args.consistency:
             train_idx = consistent(
                 corpus, encoder, train_idx, args.consistency, args.consistency_frac, args.consistency_keep
