@@ -58,6 +58,7 @@ RECIPE = {
     "synth_weight": 4.0,
     "embedded": 1000,
     "embed_anywhere": False,
+    "planted_windows": False,
     "augment": 1500,
     "folds": 3,
     "seed": 13,
@@ -254,6 +255,7 @@ def pack(args: Any) -> None:
     tc.WINDOW, tc.STRIDE, tc.MODEL_WINDOWS = tc.INFER_WINDOW, tc.INFER_STRIDE, tc.INFER_MODEL_WINDOWS
     tc.BODY = tc.WINDOW - 2
     assert tc.BODY == BODY
+    tc.PLANTED_WINDOWS = r["planted_windows"]
 
     # 1. the weight map, checked
     params, config, path = minilm_params()

@@ -52,6 +52,7 @@ class Example:
     text: str
     label: str
     source: str
+    span: tuple[int, int] | None = None  # where a planted attack lies in ``text`` (characters), else None
 
 
 def _norm(text: str) -> str:
@@ -133,8 +134,9 @@ def embed_attacks(
     """Attacks placed inside ordinary text, as indirect injection arrives: an injection or jailbreak text (at
     most 600 characters) between two paragraphs of a benign document (a slice of 200-500 characters before and
     after it); with ``anywhere``, at the start, in the middle or at the end of that slice, one third each.
-    Returns (example, attack source, host source); the label is the attack's. Built only from trainable
-    sources, so each cross-source fold can keep the ones whose two sources it trains on."""
+    Returns (example, attack source, host source); the label is the attack's, and the example's ``span`` says
+    where the attack lies. Built only from trainable sources, so each cross-source fold can keep the ones whose
+    two sources it trains on."""
     rng = random.Random(seed)
     attacks = [
         e
@@ -150,12 +152,13 @@ def embed_attacks(
         after = h.text[cut + len(before) : cut + len(before) + rng.randrange(200, 500)]
         where = rng.choice(("start", "middle", "end")) if anywhere else "middle"
         if where == "start":
-            text = f"{a.text}\n\n{before}{after}"
+            text, at = f"{a.text}\n\n{before}{after}", 0
         elif where == "end":
-            text = f"{before}{after}\n\n{a.text}"
+            text, at = f"{before}{after}\n\n{a.text}", len(before) + len(after) + 2
         else:
-            text = f"{before}\n\n{a.text}\n\n{after}"
-        out.append((Example(text, a.label, f"embedded:{a.source}+{h.source}"), a.source, h.source))
+            text, at = f"{before}\n\n{a.text}\n\n{after}", len(before) + 2
+        span = (at, at + len(a.text))
+        out.append((Example(text, a.label, f"embedded:{a.source}+{h.source}", span), a.source, h.source))
     return out
 
 

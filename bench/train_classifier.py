@@ -79,6 +79,7 @@ INT8_BOTTOM = False
 HIDDEN = 0  # --frozen 6: width of the head's hidden layer (--mlp; 0: linear)
 LR = 1e-3  # the head's learning rate (--lr)
 LR_LAYERS = 4e-5  # --frozen 5: the fine-tuned top layer's learning rate in the weighted recipe (--lr-layers)
+PLANTED_WINDOWS = False  # --planted-windows: train every window that holds enough of a planted attack
 PROBE_EPOCHS = 0  # --frozen 5: epochs of the head alone before the joint fine-tuning (LP-FT; --probe-epochs)
 LR_HEAD_FT = 1e-4  # --frozen 5 --probe-epochs: the head's learning rate while the top layer is fine-tuned
 ENERGY, MARGIN = 0.0, 0.0  # benign energy-margin penalty (--energy, --margin)
@@ -111,9 +112,16 @@ class Corpus:
         self.examples = examples
         encodings = tokenizer.encode_batch([e.text for e in examples], add_special_tokens=False)
         self.windows: list[list[list[int]]] = []
-        for enc in encodings:
+        self.starts: list[list[int]] = []
+        self.spans: dict[int, tuple[int, int]] = {}  # a planted attack's tokens [first, last + 1)
+        for i, (e, enc) in enumerate(zip(examples, encodings, strict=True)):
             ids = enc.ids
-            self.windows.append([ids[s : s + BODY] for s in window_starts(len(ids), BODY, STRIDE)])
+            self.starts.append(window_starts(len(ids), BODY, STRIDE))
+            self.windows.append([ids[s : s + BODY] for s in self.starts[-1]])
+            if e.span is not None:
+                inside = [t for t, (a, b) in enumerate(enc.offsets) if a < e.span[1] and b > e.span[0]]
+                if inside:
+                    self.spans[i] = (inside[0], inside[-1] + 1)
 
 
 def fit_screener(corpus: Corpus, idx: list[int], seed: int) -> Screener:
@@ -151,6 +159,8 @@ def training_windows(corpus: Corpus, i: int, screener: Screener, rng: random.Ran
     wins = corpus.windows[i]
     if len(wins) == 1:
         return [0]
+    if PLANTED_WINDOWS and i in corpus.spans:
+        return planted_windows(corpus, i)
     label = corpus.examples[i].label
     if label == "benign":
         return [0, rng.randrange(1, len(wins))]
@@ -158,6 +168,18 @@ def training_windows(corpus: Corpus, i: int, screener: Screener, rng: random.Ran
     probs = [_screen_probs(screener, w)[k] for w in wins]
     best = int(np.argmax(probs))
     return sorted({best, 0}) if label == "jailbreak" else [best]
+
+
+def planted_windows(corpus: Corpus, i: int) -> list[int]:
+    """``--planted-windows``: every window of a planted attack's document that holds enough of the attack to
+    read as one, wherever the window's edges fall: three quarters of a short attack, or two fifths of the
+    window (24 tokens) of a long one. The check reads a document at fixed offsets, so an attack mostly arrives
+    split across windows and mixed with prose; windows that hold only a sliver of it are left out rather than
+    labelled either way. (Without the option a planted attack trains only the window the screener picks, and a
+    planted jailbreak also its first window, which is the host's prose.)"""
+    first, last = corpus.spans[i]
+    need = min(-(-3 * (last - first) // 4), 2 * BODY // 5)
+    return [w for w, s in enumerate(corpus.starts[i]) if min(last, s + BODY) - max(first, s) >= need]
 
 
 def _screen_probs(screener: Screener, ids: list[int]) -> np.ndarray:
@@ -739,6 +761,12 @@ def main() -> None:
         action="store_true",
         help="place embedded attacks at the start, middle or end of a document (default: the middle)",
     )
+    parser.add_argument(
+        "--planted-windows",
+        action="store_true",
+        help="train every window of a planted attack's document that holds enough of the attack (see "
+        "planted_windows), not only the one the screener picks",
+    )
     parser.add_argument("--rule", choices=RULES, default=CLASS_PROBABILITY, help="see model.window_scores")
     parser.add_argument(
         "--ordinary-budget",
@@ -840,7 +868,8 @@ def main() -> None:
         paired(prev["oof_attack_rows"], prev["baseline_attack_rows"], args.fpr, str(args.paired_from))
         return
     global FROZEN, WINDOW, BODY, STRIDE, MODEL_WINDOWS, RULE, POOL_LAYERS, POOL_MAX
-    global HIDDEN, LR, ENERGY, MARGIN, INT8_BOTTOM, LR_LAYERS, PROBE_EPOCHS, LR_HEAD_FT
+    global HIDDEN, LR, ENERGY, MARGIN, INT8_BOTTOM, LR_LAYERS, PROBE_EPOCHS, LR_HEAD_FT, PLANTED_WINDOWS
+    PLANTED_WINDOWS = args.planted_windows
     FROZEN = args.frozen
     INT8_BOTTOM, LR_LAYERS = args.int8_bottom, args.lr_layers
     PROBE_EPOCHS, LR_HEAD_FT = args.probe_epochs, args.lr_head_ft
