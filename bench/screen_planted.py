@@ -52,7 +52,9 @@ def scores(directory: str, tasks: list[cd.Task], key: str) -> np.ndarray:
 
 
 def auc(pos: np.ndarray, neg: np.ndarray) -> float:
-    return float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(np.r_[np.ones(len(pos)), np.zeros(len(neg))], np.r_[pos, neg]))
 
 
 def main() -> None:
