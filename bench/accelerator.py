@@ -31,6 +31,7 @@ import argparse
 import hashlib
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -848,6 +849,22 @@ def _run(torch: Any, args: Any, pack_dir: Path, out: Path, log: Log) -> None:
 
 
 # --- unpack (here, with our packages) -------------------------------------------------------------------------
+def with_meta(src: Path, scratch: Path) -> Path:
+    """An arm of ``bench/accelerator_sweep.sh`` comes back as its model parts and ``meta.tar`` (oof.json, run.log,
+    manifest.json), in a folder that may be read-only: the parts and the tar's members are copied together into
+    ``scratch``. A folder with its manifest already beside the parts is used as it is."""
+    import shutil
+    import tarfile
+
+    if (src / "manifest.json").exists() or not (src / "meta.tar").exists():
+        return src
+    with tarfile.open(src / "meta.tar") as tar:
+        tar.extractall(scratch, filter="data")  # plain files only, nothing outside scratch
+    for part in src.glob("model.onnx.part*"):
+        shutil.copyfile(part, scratch / part.name)
+    return scratch
+
+
 def unpack(args: Any) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     import shutil
@@ -858,6 +875,7 @@ def unpack(args: Any) -> None:
     from stockade.guardrails.checks.classification.class_scores import window_scores
 
     src, ship, pack_dir = Path(args.from_), Path(args.ship_dir), Path(args.pack)
+    src = with_meta(src, Path(tempfile.mkdtemp(prefix="accel-unpack-")))
     manifest = verify_manifest(src)
     if manifest["pack_manifest_sha256"] != sha256(pack_dir / "manifest.json"):
         raise SystemExit(f"{src} was not made from the pack {pack_dir}")
@@ -920,11 +938,33 @@ def unpack(args: Any) -> None:
         "trained_by": "bench/accelerator.py (whole encoder fine-tuned)",
         "args": report["args"],
     }
+    if args.over_shipped:
+        meta = over_shipped(ship, meta, manifest["args"].get("train_layers"))
     (ship / "classifier.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     eval_path = Path(args.eval_out)
     eval_path.parent.mkdir(parents=True, exist_ok=True)
     eval_path.write_text(json.dumps(report), encoding="utf-8")
     print(f"wrote {ship} and {eval_path}")
+
+
+def over_shipped(ship: Path, meta: dict[str, Any], train_layers: int | None) -> dict[str, Any]:
+    """A candidate to screen beside the shipped model (``bench/screen_planted.py``): the shipped directory's
+    lexical view and decision presets around the new model, with the new thresholds. The known-attack library
+    reads the fifth layer's states (``hidden5``); it is left out when the run trained that layer or below."""
+    import shutil
+
+    shipped = SHIPPED_ONNX.parent
+    for f in ("lexical.npz", "library.npz"):
+        if (shipped / f).exists():
+            shutil.copyfile(shipped / f, ship / f)
+    out = json.loads((shipped / "classifier.json").read_text(encoding="utf-8"))
+    for k in ("thresholds", "args", "trained_by"):
+        out[k] = meta[k]
+    out["fine_tuned_layers"] = list(range(7 - train_layers, 7)) if train_layers else [0, 1, 2, 3, 4, 5, 6]
+    if train_layers is None or train_layers >= 2:
+        (ship / "library.npz").unlink(missing_ok=True)
+        out["library_left_out"] = "hidden5 changed: rebuild with bench/known_attacks.py --write if adopted"
+    return out
 
 
 def main() -> None:
@@ -976,6 +1016,11 @@ def main() -> None:
     u.add_argument("--pack", default=str(ROOT / ".accel" / "pack"))
     u.add_argument("--eval-out", default="/tmp/stockade-bench/accelerator_eval.json")
     u.add_argument("--cpu-report", default=None, help="a train_classifier report on the same folds (paired)")
+    u.add_argument(
+        "--over-shipped",
+        action="store_true",
+        help="a candidate to screen: the shipped directory's lexical view and presets around the new model",
+    )
     u.set_defaults(func=unpack)
     args = parser.parse_args()
     args.func(args)
