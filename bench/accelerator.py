@@ -849,15 +849,16 @@ def _run(torch: Any, args: Any, pack_dir: Path, out: Path, log: Log) -> None:
 
 
 # --- unpack (here, with our packages) -------------------------------------------------------------------------
-def with_meta(src: Path, scratch: Path) -> Path:
+def with_meta(src: Path, scratch: Path | None = None) -> Path:
     """An arm of ``bench/accelerator_sweep.sh`` comes back as its model parts and ``meta.tar`` (oof.json, run.log,
     manifest.json), in a folder that may be read-only: the parts and the tar's members are copied together into
-    ``scratch``. A folder with its manifest already beside the parts is used as it is."""
+    ``scratch`` (a new temporary folder by default). A folder with its manifest beside the parts is used as it is."""
     import shutil
     import tarfile
 
     if (src / "manifest.json").exists() or not (src / "meta.tar").exists():
         return src
+    scratch = scratch or Path(tempfile.mkdtemp(prefix="accel-unpack-"))
     with tarfile.open(src / "meta.tar") as tar:
         tar.extractall(scratch, filter="data")  # plain files only, nothing outside scratch
     for part in src.glob("model.onnx.part*"):
@@ -875,7 +876,7 @@ def unpack(args: Any) -> None:
     from stockade.guardrails.checks.classification.class_scores import window_scores
 
     src, ship, pack_dir = Path(args.from_), Path(args.ship_dir), Path(args.pack)
-    src = with_meta(src, Path(tempfile.mkdtemp(prefix="accel-unpack-")))
+    src = with_meta(src)
     manifest = verify_manifest(src)
     if manifest["pack_manifest_sha256"] != sha256(pack_dir / "manifest.json"):
         raise SystemExit(f"{src} was not made from the pack {pack_dir}")
@@ -960,7 +961,8 @@ def over_shipped(ship: Path, meta: dict[str, Any], train_layers: int | None) -> 
     out = json.loads((shipped / "classifier.json").read_text(encoding="utf-8"))
     for k in ("thresholds", "args", "trained_by"):
         out[k] = meta[k]
-    out["fine_tuned_layers"] = list(range(7 - train_layers, 7)) if train_layers else [0, 1, 2, 3, 4, 5, 6]
+    # 0 stands for the embeddings; a run without --train-layers trains them and all six layers
+    out["fine_tuned_layers"] = list(range(7)) if train_layers is None else list(range(7 - train_layers, 7))
     if train_layers is None or train_layers >= 2:
         (ship / "library.npz").unlink(missing_ok=True)
         out["library_left_out"] = "hidden5 changed: rebuild with bench/known_attacks.py --write if adopted"
