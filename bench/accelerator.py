@@ -955,7 +955,8 @@ def over_shipped(ship: Path, meta: dict[str, Any], train_layers: int | None) -> 
     import shutil
 
     shipped = SHIPPED_ONNX.parent
-    for f in ("lexical.npz", "library.npz"):
+    keep_library = train_layers is not None and train_layers < 2
+    for f in ("lexical.npz", "library.npz") if keep_library else ("lexical.npz",):
         if (shipped / f).exists():
             shutil.copyfile(shipped / f, ship / f)
     out = json.loads((shipped / "classifier.json").read_text(encoding="utf-8"))
@@ -963,7 +964,7 @@ def over_shipped(ship: Path, meta: dict[str, Any], train_layers: int | None) -> 
         out[k] = meta[k]
     # 0 stands for the embeddings; a run without --train-layers trains them and all six layers
     out["fine_tuned_layers"] = list(range(7)) if train_layers is None else list(range(7 - train_layers, 7))
-    if train_layers is None or train_layers >= 2:
+    if not keep_library:  # nor a stale one from an earlier unpack into the same folder
         (ship / "library.npz").unlink(missing_ok=True)
         out["library_left_out"] = "hidden5 changed: rebuild with bench/known_attacks.py --write if adopted"
     return out

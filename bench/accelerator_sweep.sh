@@ -5,9 +5,9 @@
 #
 # Each arm runs under `timeout LIMIT_S` and returns, under $OUT/NAME/, its model parts and meta.tar (oof.json,
 # run.log, manifest.json); $OUT/sweep.log holds everything printed. The device returns at most 8 files, 64 MiB
-# together, so two arms fit in one call (3 files and about 23 MiB each). Here, for each arm: copy the folder,
-# `tar xf meta.tar` in it, then `accelerator.py unpack --from` that folder. DEVICE and EXTRA (for example
-# DEVICE=cpu EXTRA="--smoke 2") try the script on a CPU.
+# together, so two arms fit in one call (3 files and about 23 MiB each). Here, `accelerator.py unpack --from`
+# reads each arm's folder as it came back. DEVICE and EXTRA (for example DEVICE=cpu EXTRA="--smoke 2") try the
+# script on a CPU.
 set -u
 export PYTHONUNBUFFERED=1
 : "${OUT:?OUT: the folder whose files come back}"
