@@ -126,6 +126,38 @@ async def test_own_publish_is_read_back_at_once_with_push_on(world, nats_url):
         assert (await client.get_prompt(world.project_id, "own")).content == "one"
 
 
+async def test_a_refresh_answered_before_own_publish_does_not_hide_it(world, nats_url):
+    """The race CI once hit: a push refresh's answer (the version before) lands after the client's own publish
+    invalidated the copy. That late answer must not make the old copy trusted again."""
+    p = world.project_id
+    hold, held, release = False, asyncio.Event(), asyncio.Event()
+
+    async def hold_reads(response):
+        if hold and response.request.method == "GET" and response.request.url.path == READ_PATH:
+            held.set()
+            await asyncio.wait_for(release.wait(), timeout=20)
+
+    http = world.async_http()
+    http.event_hooks["response"].append(hold_reads)
+    publisher = AsyncStockadeClient(world.write_key, ClientSettings(base_url=world.base_url))
+    settings = ClientSettings(push=PushSettings(nats_url=nats_url))
+    try:
+        await published(nats_url, publisher.publish_prompt(p, "late", "one"), p, "late", 1)
+        async with AsyncStockadeClient(world.write_key, settings, http_client=http) as agent:
+            assert (await agent.get_prompt(p, "late")).version == 1
+            hold = True  # the refresh version two's event starts is answered, then held here
+            await published(nats_url, publisher.publish_prompt(p, "late", "two"), p, "late", 2)
+            await asyncio.wait_for(held.wait(), timeout=20)
+            hold = False
+            assert (await agent.publish_prompt(p, "late", "three")).version == 3
+            release.set()
+            read = await agent.get_prompt(p, "late")
+            assert (read.version, read.content) == (3, "three")
+    finally:
+        release.set()
+        await publisher.aclose()
+
+
 async def test_nats_down_at_start_leaves_push_off_and_reads_working(world, caplog):
     from stockade.testing.ports import free_port
 

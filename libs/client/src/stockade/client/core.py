@@ -89,18 +89,27 @@ class ClientCore:
             return outcome.status_code >= 500
         return isinstance(outcome, httpx.TransportError)
 
-    def finish(self, call: Call[T], entry: CachedEntry | None, outcome: httpx.Response | Exception) -> T:
-        """The value of a call from its last outcome: parse, use the cached copy, or raise."""
+    def finish(
+        self,
+        call: Call[T],
+        entry: CachedEntry | None,
+        outcome: httpx.Response | Exception,
+        stamp: int | None = None,
+    ) -> T:
+        """The value of a call from its last outcome: parse, use the cached copy, or raise. ``stamp`` is the
+        cache's invalidation clock taken before the request was sent."""
         if isinstance(outcome, httpx.Response):
-            return self._answer(call, entry, outcome)
+            return self._answer(call, entry, outcome, stamp)
         if isinstance(outcome, httpx.TimeoutException | httpx.TransportError):
             return self._unreachable(call, entry, f"{type(outcome).__name__}: {outcome}")
         raise outcome
 
-    def _answer(self, call: Call[T], entry: CachedEntry | None, response: httpx.Response) -> T:
+    def _answer(
+        self, call: Call[T], entry: CachedEntry | None, response: httpx.Response, stamp: int | None
+    ) -> T:
         status = response.status_code
         if status == 304 and entry is not None and call.cache_key is not None:
-            self.cache.confirm(call.cache_key)
+            self.cache.confirm(call.cache_key, stamp)
             value: T = entry.value
             return value
         if 200 <= status < 300:
@@ -108,7 +117,7 @@ class ClientCore:
             if call.invalidates is not None:
                 self.cache.invalidate(call.invalidates)
             if call.cache_key is not None and self.settings.cache.enabled:
-                self.cache.put(call.cache_key, parsed, response.headers.get("ETag"))
+                self.cache.put(call.cache_key, parsed, response.headers.get("ETag"), stamp)
             return parsed
         if status >= 500 and call.is_read:
             return self._unreachable(call, entry, f"server error {status}")

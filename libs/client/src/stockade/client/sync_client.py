@@ -124,6 +124,7 @@ class StockadeClient(SyncReviews):
             assert entry is not None
             value: T = entry.value
             return value
+        stamp = core.cache.stamp()  # an invalidation after this point wins over the answer
         attempts = core.attempts(call)
         outcome: httpx.Response | Exception
         for attempt in range(1, attempts + 1):
@@ -134,7 +135,7 @@ class StockadeClient(SyncReviews):
             if attempt == attempts or not core.retryable(call, outcome):
                 break
             time.sleep(core.backoff(attempt))
-        return core.finish(call, entry, outcome)
+        return core.finish(call, entry, outcome, stamp)
 
     def _all_pages(self, make: Callable[[str | None], Call[Page[list[T]]]]) -> list[T]:
         """Every item of a paged listing: follows ``X-Next-Cursor`` until the last page."""
