@@ -184,3 +184,16 @@ async def test_register_check_then_enable_it_in_configuration(monkeypatch: pytes
     system = GuardrailSystem(config)
     assert (await system.check_input("STOP NOW")).action is Action.WARN
     assert (await system.check_input("stop now")).action is Action.ALLOW
+
+
+def test_a_factory_that_cannot_load_is_refused_before_any_model_loads(
+    third_party: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pushed policy whose custom factory is missing is refused at once, not after the built-in checks'
+    models (PII, classifier: seconds each) were loaded for nothing."""
+    built: list[str] = []
+    monkeypatch.setattr(registry, "build_check", lambda name, config: built.append(name))
+    config = {"guardrails": {"checks": {"custom": {"broken": {"factory": "no_such_pkg.mod:build"}}}}}
+    with pytest.raises(ConfigError, match=r"custom\.broken\.factory: cannot load"):
+        GuardrailSystem(config)
+    assert built == []
