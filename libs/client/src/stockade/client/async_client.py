@@ -113,12 +113,11 @@ class AsyncStockadeClient(AsyncReviews):
 
     async def _run(self, call: Call[T]) -> T:
         core = self._core
-        entry = core.cached_entry(call)
+        entry, stamp = core.cached_entry(call), core.cache.stamp()  # an invalidation after the stamp wins
         if core.trusted(call, entry):
             assert entry is not None
             value: T = entry.value
             return value
-        stamp = core.cache.stamp()  # an invalidation after this point wins over the answer
         attempts = core.attempts(call)
         outcome: httpx.Response | Exception
         for attempt in range(1, attempts + 1):
